@@ -1,0 +1,56 @@
+// Dataset: a labelled image data set in memory, ready for minibatch sampling without copies.
+// Features are row-major floats in [0, 1] (sample i starts at features + i * dim()), one
+// uint8 label per sample. Immutable once loaded: safe to read from any number of threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stalesgd {
+
+// Shape of one sample, channels-first (CHW) as the models read it.
+struct ImageShape {
+  int channels = 1;
+  int height = 0;
+  int width = 0;
+  std::size_t dim() const { return static_cast<std::size_t>(channels) * height * width; }
+  bool operator==(const ImageShape&) const = default;
+};
+
+// One split (train or test): `count` samples of `shape.dim()` floats each.
+struct Split {
+  ImageShape shape;
+  std::size_t count = 0;
+  std::vector<float> features;      // count * shape.dim(), row-major
+  std::vector<std::uint8_t> labels;  // count
+
+  std::size_t dim() const { return shape.dim(); }
+  const float* sample(std::size_t i) const { return features.data() + i * dim(); }
+  // A contiguous run of samples [first, first + n): a view, no copy.
+  std::span<const float> rows(std::size_t first, std::size_t n) const {
+    return {features.data() + first * dim(), n * dim()};
+  }
+  std::span<const std::uint8_t> label_rows(std::size_t first, std::size_t n) const {
+    return {labels.data() + first, n};
+  }
+};
+
+struct Dataset {
+  std::string name;  // "mnist", "fashion-mnist", "cifar10"
+  int num_classes = 10;
+  Split train;
+  Split test;
+};
+
+// Per-split statistics for `stalesgd data info`.
+struct SplitStats {
+  std::vector<std::size_t> class_counts;  // num_classes entries
+  double pixel_mean = 0.0;
+  double pixel_std = 0.0;
+};
+SplitStats compute_stats(const Split& split, int num_classes);
+
+}  // namespace stalesgd

@@ -1,0 +1,112 @@
+// IDX loader: valid raw and .gz files, and each kind of corrupt file the loader must name.
+#include "stalesgd/data/idx.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "support/fixtures.hpp"
+
+using namespace stalesgd;
+using namespace stalesgd::test;
+using Catch::Matchers::Contains;
+
+namespace {
+const IdxExpect kExpect{ImageShape{1, 4, 3}, 10, "run the fix"};
+}
+
+TEST_CASE("IDX loader reads raw images and labels into a Split", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir / "img", idx_images(5, 4, 3));
+  write_bytes(dir / "lab", idx_labels({0, 1, 2, 9, 4}));
+  auto split = load_idx_split(dir / "img", dir / "lab", kExpect);
+  REQUIRE(split.ok());
+  CHECK(split->count == 5);
+  CHECK(split->shape == ImageShape{1, 4, 3});
+  REQUIRE(split->features.size() == 5 * 12);
+  CHECK(split->labels == std::vector<std::uint8_t>{0, 1, 2, 9, 4});
+  // pixel p of image i is (i + p) % 256, scaled to [0, 1]
+  CHECK(split->sample(3)[2] == Approx(5.0f / 255.0f));
+  CHECK(split->rows(2, 2).size() == 24);
+  CHECK(split->rows(2, 2).data() == split->sample(2));  // a view, not a copy
+}
+
+TEST_CASE("IDX loader decompresses .gz and finds name.gz when name is missing", "[data][idx]") {
+  TempDir dir;
+  write_gzip(dir / "img.gz", idx_images(3, 4, 3));
+  write_gzip(dir / "lab.gz", idx_labels({7, 8, 9}));
+  auto split = load_idx_split(dir / "img", dir / "lab", kExpect);
+  REQUIRE(split.ok());
+  CHECK(split->count == 3);
+  CHECK(split->labels[2] == 9);
+  CHECK(split->sample(1)[0] == Approx(1.0f / 255.0f));
+}
+
+TEST_CASE("IDX loader names each kind of corrupt file", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir / "lab", idx_labels({0, 1, 2}));
+  auto load = [&] { return load_idx_split(dir / "img", dir / "lab", kExpect); };
+
+  SECTION("missing file") {
+    auto r = load();
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Contains("img: file not found") && Contains("run the fix"));
+  }
+  SECTION("wrong magic number") {
+    write_bytes(dir / "img", idx_images(3, 4, 3, 0x00000801));
+    auto r = load();
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Contains("wrong magic number 0x00000801") && Contains("0x00000803"));
+  }
+  SECTION("truncated data") {
+    auto bytes = idx_images(3, 4, 3);
+    bytes.resize(bytes.size() - 5);
+    write_bytes(dir / "img", bytes);
+    auto r = load();
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Contains("truncated") && Contains("36") && Contains("31"));
+  }
+  SECTION("truncated header") {
+    auto bytes = idx_images(3, 4, 3);
+    bytes.resize(7);
+    write_bytes(dir / "img", bytes);
+    auto r = load();
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Contains("truncated inside the IDX header"));
+  }
+  SECTION("truncated gzip stream") {
+    TempDir gz;
+    write_gzip(gz / "img.gz", idx_images(3, 4, 3));
+    auto bytes = read_bytes(gz / "img.gz");
+    bytes.resize(bytes.size() / 2);
+    write_bytes(dir / "img.gz", bytes);
+    auto r = load();
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Contains("img.gz") && Contains("truncated"));
+  }
+  SECTION("image and label counts differ") {
+    write_bytes(dir / "img", idx_images(4, 4, 3));
+    auto r = load();
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Contains("holds 4 images") && Contains("holds 3 labels"));
+  }
+  SECTION("wrong image size") {
+    write_bytes(dir / "img", idx_images(3, 5, 3));
+    auto r = load();
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Contains("images are 5x3, expected 4x3"));
+  }
+  SECTION("label out of range") {
+    write_bytes(dir / "img", idx_images(3, 4, 3));
+    write_bytes(dir / "lab", idx_labels({0, 12, 2}));
+    auto r = load();
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Contains("label 12 of sample 1 is out of range [0, 10)"));
+  }
+  SECTION("trailing bytes") {
+    auto bytes = idx_images(3, 4, 3);
+    bytes.push_back(0);
+    write_bytes(dir / "img", bytes);
+    auto r = load();
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Contains("1 unexpected bytes"));
+  }
+}

@@ -1,0 +1,101 @@
+#include "support/fixtures.hpp"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "util/subprocess.hpp"
+
+namespace stalesgd::test {
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  path_ = fs::temp_directory_path() / ("stalesgd-test-" + std::to_string(getpid()) + "-" +
+                                       std::to_string(rng()));
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+void write_bytes(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+void write_gzip(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  fs::create_directories(path.parent_path());
+  gzFile f = gzopen(path.c_str(), "wb");
+  if (f == nullptr) throw std::runtime_error("cannot write " + path.string());
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+std::vector<std::uint8_t> read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+namespace {
+void put_be32(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<std::uint8_t>(v >> s));
+}
+}  // namespace
+
+std::vector<std::uint8_t> idx_images(std::uint32_t count, std::uint32_t rows, std::uint32_t cols,
+                                     std::uint32_t magic) {
+  std::vector<std::uint8_t> out;
+  put_be32(out, magic);
+  put_be32(out, count);
+  put_be32(out, rows);
+  put_be32(out, cols);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    for (std::uint32_t p = 0; p < rows * cols; ++p) out.push_back(static_cast<std::uint8_t>((i + p) % 256));
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> idx_labels(const std::vector<std::uint8_t>& labels, std::uint32_t magic) {
+  std::vector<std::uint8_t> out;
+  put_be32(out, magic);
+  put_be32(out, static_cast<std::uint32_t>(labels.size()));
+  out.insert(out.end(), labels.begin(), labels.end());
+  return out;
+}
+
+std::vector<std::uint8_t> cifar_records(const std::vector<std::uint8_t>& labels) {
+  std::vector<std::uint8_t> out;
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    out.push_back(labels[r]);
+    for (std::size_t p = 0; p < 3072; ++p) out.push_back(static_cast<std::uint8_t>((r + p) % 256));
+  }
+  return out;
+}
+
+CliResult run_cli(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{STALESGD_CLI};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = run_process(argv);
+  return {r.exit_code, r.output};
+}
+
+int line_count(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) n += line.empty() ? 0 : 1;
+  return n;
+}
+
+fs::path repo_data_dir() { return fs::path(STALESGD_SOURCE_DIR) / "data"; }
+
+}  // namespace stalesgd::test

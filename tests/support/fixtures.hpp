@@ -1,0 +1,51 @@
+// Test fixtures generated on the fly: temporary directories, IDX and CIFAR-format files
+// (valid and corrupt), and a runner for the `stalesgd` CLI binary.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace stalesgd::test {
+
+// A fresh directory under the system temp dir, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write_bytes(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes);
+void write_gzip(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes);
+std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path);
+
+// IDX byte images: header (magic, dims) + data. Pixel value of image i, pixel p is (i + p) % 256.
+std::vector<std::uint8_t> idx_images(std::uint32_t count, std::uint32_t rows, std::uint32_t cols,
+                                     std::uint32_t magic = 0x00000803);
+std::vector<std::uint8_t> idx_labels(const std::vector<std::uint8_t>& labels,
+                                     std::uint32_t magic = 0x00000801);
+// CIFAR-10 binary records: label, then 3072 pixel bytes equal to (record + p) % 256.
+std::vector<std::uint8_t> cifar_records(const std::vector<std::uint8_t>& labels);
+
+// Runs the stalesgd binary with `args` (no shell); output is stdout + stderr merged.
+struct CliResult {
+  int exit_code = -1;
+  std::string output;
+};
+CliResult run_cli(const std::vector<std::string>& args);
+
+// Number of non-empty lines in `text`.
+int line_count(const std::string& text);
+
+// The repository's data dir (tools/test.sh fetches MNIST into it).
+std::filesystem::path repo_data_dir();
+
+}  // namespace stalesgd::test

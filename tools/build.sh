@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Configures and builds stalesgd with CMake + Ninja (Release, -march=native).
+# usage: tools/build.sh [--sanitize address,undefined|thread]  -> prints the build directory
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitize=""
+if [ "${1:-}" = "--sanitize" ]; then sanitize="${2:?--sanitize needs address,undefined or thread}"; fi
+case "$sanitize" in
+  "") dir=build ;;
+  thread) dir=build-tsan ;;
+  address,undefined|undefined,address) dir=build-asan ;;
+  *) echo "tools/build.sh: --sanitize takes address,undefined or thread, not '$sanitize'" >&2; exit 2 ;;
+esac
+
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTALESGD_SANITIZE="$sanitize" >/dev/null
+cmake --build "$dir" >&2
+echo "$dir"

