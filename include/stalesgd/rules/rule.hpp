@@ -1,0 +1,79 @@
+// Rule: one K-of-P aggregation rule of Dutta et al. 2018 (§1 of docs/rules.md) as a small
+// deterministic state machine. An engine (real threads, virtual time) reports each gradient
+// that reaches the server; the rule answers whether to keep it, whether the update is due, who
+// is cancelled, and what the pushing worker does next. The rule never sees parameters or time,
+// so the same rule code drives every engine and is unit-testable without threads.
+//
+// Thread safety: not thread-safe; only the server (one thread) calls a Rule.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd {
+
+// A gradient that reached the server.
+struct Arrival {
+  int worker = 0;
+  std::uint64_t computed_on = 0;  // parameter version the worker read
+  std::uint64_t current = 0;      // server's version now (before any update this arrival causes)
+};
+
+// What the worker that pushed does next, when its push did not complete the update.
+enum class AfterPush {
+  kContinue,  // pull the current parameters at once and start another minibatch
+  kWait,      // block until the next update, then pull the new parameters
+};
+
+struct Decision {
+  bool accept = true;             // false: discarded (stale in a synchronous rule)
+  bool apply = false;             // the K-set is complete: apply the update now
+  bool cancel_in_flight = false;  // with apply: every worker still computing is interrupted and
+                                  // restarts on the new version
+  AfterPush next = AfterPush::kContinue;  // with apply, the pusher starts on the new version either way
+};
+
+class Rule {
+ public:
+  virtual ~Rule() = default;
+
+  virtual std::string_view name() const = 0;
+  int workers() const { return workers_; }
+  // Gradients per update (the K of K-of-P).
+  int k() const { return k_; }
+  // AdaSync: change K; takes effect from the next update (a round already holding >= k
+  // accepted gradients completes at the next arrival).
+  virtual void set_k(int k) { k_ = k; }
+  // True for the rules whose staleness is always 0 (sync, k-sync, k-batch-sync).
+  virtual bool synchronous() const = 0;
+
+  virtual Decision on_gradient(const Arrival& arrival) = 0;
+
+  // Accepted gradients in the current (unfinished) round.
+  int pending() const { return pending_; }
+
+ protected:
+  Rule(int workers, int k) : workers_(workers), k_(k) {}
+  int workers_;
+  int k_;
+  int pending_ = 0;
+};
+
+// --rule and --k as the user gave them; k = 0 means "the rule's default" (P for sync, 1 for async).
+struct RuleSpec {
+  std::string name = "sync";
+  int k = 0;
+};
+
+const std::vector<std::string>& rule_names();
+
+// Validates name, P and K (1 <= K <= P; sync implies K = P, async K = 1) and builds the rule.
+// Errors are one line naming the problem and the fix.
+Result<std::unique_ptr<Rule>> make_rule(const RuleSpec& spec, int workers);
+
+}  // namespace stalesgd
