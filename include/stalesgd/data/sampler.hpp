@@ -1,0 +1,42 @@
+// MinibatchSampler: a worker's stream of minibatches over a training split. Each epoch is a
+// fresh seeded permutation of the samples (sampling without replacement within an epoch); a
+// minibatch's rows are gathered into the sampler's own buffer, so the Batch it returns is
+// contiguous, as the models' GEMMs want it.
+//
+// Thread safety: one sampler per worker, used by that worker's thread only. The Split is
+// shared read-only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "stalesgd/data/dataset.hpp"
+#include "stalesgd/model/model.hpp"
+#include "stalesgd/util/seed.hpp"
+
+namespace stalesgd {
+
+class MinibatchSampler {
+ public:
+  // `stream_seed` should come from derive_seed(run_seed, SeedStream::kSampler, worker).
+  MinibatchSampler(const Split& split, int batch_size, std::uint64_t stream_seed);
+
+  // The next minibatch; valid until the next call.
+  Batch next();
+
+  std::uint64_t epoch() const { return epoch_; }
+
+ private:
+  void reshuffle();
+
+  const Split& split_;
+  int batch_size_;
+  Rng rng_;
+  std::vector<std::uint32_t> order_;  // the current epoch's permutation
+  std::size_t cursor_ = 0;            // next position in order_
+  std::uint64_t epoch_ = 0;
+  std::vector<float> features_;       // batch_size x dim, gathered rows
+  std::vector<std::uint8_t> labels_;
+};
+
+}  // namespace stalesgd

@@ -1,0 +1,45 @@
+#include "stalesgd/data/sampler.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace stalesgd {
+
+MinibatchSampler::MinibatchSampler(const Split& split, int batch_size, std::uint64_t stream_seed)
+    : split_(split),
+      batch_size_(batch_size),
+      rng_(stream_seed),
+      order_(split.count),
+      features_(static_cast<std::size_t>(batch_size) * split.dim()),
+      labels_(static_cast<std::size_t>(batch_size)) {
+  std::iota(order_.begin(), order_.end(), 0u);
+  reshuffle();
+}
+
+void MinibatchSampler::reshuffle() {
+  // Fisher-Yates on the raw engine bits (not std::shuffle, whose use of the engine is
+  // implementation-defined), so a seed means the same batches on every standard library.
+  for (std::size_t i = order_.size(); i > 1; --i) {
+    const std::size_t j = static_cast<std::size_t>(rng_() % i);
+    std::swap(order_[i - 1], order_[j]);
+  }
+  cursor_ = 0;
+}
+
+Batch MinibatchSampler::next() {
+  const std::size_t dim = split_.dim();
+  for (int b = 0; b < batch_size_; ++b) {
+    if (cursor_ == order_.size()) {
+      ++epoch_;
+      reshuffle();
+    }
+    const std::uint32_t i = order_[cursor_++];
+    std::memcpy(features_.data() + static_cast<std::size_t>(b) * dim, split_.sample(i),
+                dim * sizeof(float));
+    labels_[static_cast<std::size_t>(b)] = split_.labels[i];
+  }
+  return Batch{features_.data(), labels_.data(), batch_size_};
+}
+
+}  // namespace stalesgd
