@@ -1,0 +1,59 @@
+// TrainerOptions: everything a training run is configured by, in one struct with in-class
+// defaults. The CLI (`stalesgd train`) and the TOML experiment loader only fill it; validation
+// lives in one place, validate() below.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "stalesgd/model/model.hpp"
+#include "stalesgd/rules/rule.hpp"
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd {
+
+enum class ClockKind { kReal, kVirtual };
+// pad: a minibatch takes max(compute, X); add: compute + X (DESIGN.md §2).
+enum class DelayMode { kPad, kAdd };
+
+struct TrainerOptions {
+  // --- Behaviour: what is trained, and by which rule.
+  std::string dataset = "mnist";            // mnist | fashion-mnist | cifar10
+  std::filesystem::path data_dir = "data";  // holds <dataset>/
+  ModelSpec model;                          // --model, --hidden, --l2
+  RuleSpec rule;                            // --rule, --k
+  int workers = 1;                          // P worker threads
+  int batch = 32;                           // samples per minibatch gradient
+  double lr = 0.05;                         // base learning rate (the cap lr_max for dutta:)
+  std::string lr_rule = "fixed";            // see lr/learning_rate.hpp
+  std::string delay = "none";               // straggler spec (docs/stragglers.md)
+  DelayMode delay_mode = DelayMode::kPad;   // how the delay combines with compute time
+  std::uint64_t seed = 1;                   // one seed: init, sampling, delays
+
+  // --- Stopping: the first budget reached ends the run; at least one of iterations/time.
+  std::uint64_t iterations = 0;  // server updates; 0 = no limit
+  double time_s = 0.0;           // seconds of (real or virtual) clock; 0 = no limit
+  double target_error = 0.0;     // stop once a snapshot's test error <= this; 0 = off
+
+  // --- Engine and measurement.
+  ClockKind clock = ClockKind::kReal;     // real threads and sleeps, or a discrete-event clock
+  bool sequential = false;                // plain SGD in one thread, no server: the reference
+                                          // that P = 1 sync must match bit for bit
+  double eval_every_s = 0.5;              // seconds between parameter snapshots
+  std::size_t eval_test_samples = 0;      // test samples per evaluation; 0 = the whole split
+  std::size_t eval_train_samples = 10000; // train loss over the first N training samples
+
+  // --- Output.
+  std::filesystem::path out_dir;  // --out; empty: nothing written (tests)
+  bool progress = true;           // a progress line on stderr when it is a terminal
+};
+
+// Checks every field and their combinations (K against P, budgets, sizes, the delay spec and
+// learning-rate rule syntax); the message names the flag and the fix.
+Status validate(const TrainerOptions& options);
+
+const char* to_string(ClockKind clock);
+const char* to_string(DelayMode mode);
+
+}  // namespace stalesgd

@@ -1,0 +1,72 @@
+// What a run records: one row per server update, per applied gradient, per evaluation and per
+// worker, plus the summary figures. Engines fill a RunRecord; metrics/run_writer writes it to
+// --out (updates.csv, gradients.csv, evals.csv, workers.csv, summary.json).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stalesgd {
+
+struct UpdateRecord {
+  std::uint64_t iteration = 0;  // the version this update produced (1, 2, ...)
+  double wall_s = 0.0;          // seconds since the run started
+  int n_grads = 0;              // gradients summed (K)
+  double mean_staleness = 0.0;
+  std::uint64_t max_staleness = 0;
+  double lr = 0.0;              // mean learning rate over the update's gradients
+  double minibatch_loss = 0.0;  // mean minibatch loss of those gradients
+};
+
+struct GradientRecord {
+  std::uint64_t iteration = 0;    // the update it went into
+  int worker = 0;
+  std::uint64_t computed_on = 0;  // version it was computed on
+  std::uint64_t staleness = 0;    // (iteration - 1) - computed_on
+};
+
+struct EvalRecord {
+  double wall_s = 0.0;
+  std::uint64_t iteration = 0;
+  double train_loss = 0.0;
+  double test_loss = 0.0;
+  double test_error = 0.0;
+};
+
+struct WorkerRecord {
+  int worker = 0;
+  std::uint64_t started = 0;    // minibatches begun
+  std::uint64_t pushed = 0;     // gradients that reached the server
+  std::uint64_t applied = 0;    // gradients that went into an update
+  std::uint64_t cancelled = 0;  // interrupted, or discarded by the server as stale
+  double busy_s = 0.0;          // computing or sitting out its injected delay
+  double idle_s = 0.0;          // waiting for the server (a reply or the next update)
+};
+
+struct RunRecord {
+  std::vector<UpdateRecord> updates;
+  std::vector<GradientRecord> gradients;
+  std::vector<EvalRecord> evals;
+  std::vector<WorkerRecord> workers;
+  double wall_s = 0.0;                     // length of the training phase
+  std::string stop_reason;                 // "iterations", "time", "target-error", "interrupted", "diverged"
+  std::optional<double> time_to_target_s;  // first snapshot with test error <= target
+  std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)
+  std::size_t num_params = 0;
+  std::string model;                       // Model::describe()
+  std::vector<float> final_params;         // the parameters when training stopped
+};
+
+// Summary statistics derived from a RunRecord.
+struct StalenessStats {
+  double mean = 0.0;
+  double p95 = 0.0;
+  std::uint64_t max = 0;
+};
+StalenessStats staleness_stats(const RunRecord& run);
+// Mean seconds per iteration: wall time of the last update / its iteration.
+double seconds_per_iteration(const RunRecord& run);
+
+}  // namespace stalesgd

@@ -1,0 +1,120 @@
+#include "engine/evaluator.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+namespace stalesgd {
+
+Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions options)
+    : model_(model), data_(data), options_(options) {
+  if (options_.background) {
+    thread_ = std::thread([this] { run_background(); });
+  } else {
+    inline_ws_ = model_.make_workspace(options_.eval_batch);
+  }
+}
+
+Evaluator::~Evaluator() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      queue_.clear();
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+}
+
+EvalRecord Evaluator::evaluate(const Pending& p, Workspace& ws) const {
+  EvalRecord row;
+  row.wall_s = p.wall_s;
+  row.iteration = p.iteration;
+  const auto test = model_.evaluate(p.params, data_.test, ws, options_.test_samples);
+  const auto train = model_.evaluate(p.params, data_.train, ws, options_.train_samples);
+  row.test_loss = test.loss;
+  row.test_error = test.error;
+  row.train_loss = train.loss;
+  return row;
+}
+
+void Evaluator::store(std::size_t index, const EvalRecord& row) {
+  {
+    std::lock_guard lock(mu_);
+    results_[index] = row;
+    done_[index] = true;
+    if (!latest_ || *latest_ < index) latest_ = index;
+  }
+  if (options_.target_error > 0.0 && row.test_error <= options_.target_error) {
+    target_reached_.store(true, std::memory_order_release);
+  }
+}
+
+void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const float> params) {
+  Pending p{wall_s, iteration, {params.begin(), params.end()}, 0};
+  {
+    std::lock_guard lock(mu_);
+    p.index = results_.size();
+    results_.emplace_back();
+    done_.push_back(false);
+    if (options_.background) {
+      queue_.push_back(std::move(p));
+    }
+  }
+  if (options_.background) {
+    cv_.notify_one();
+  } else {
+    store(p.index, evaluate(p, *inline_ws_));
+  }
+}
+
+void Evaluator::run_background() {
+  // SCHED_IDLE: run only when no other thread wants the core, so training is not slowed.
+  sched_param param{};
+  pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+  auto ws = model_.make_workspace(options_.eval_batch);
+  for (;;) {
+    Pending p;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      p = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    store(p.index, evaluate(p, *ws));
+  }
+}
+
+std::vector<EvalRecord> Evaluator::finish() {
+  std::vector<Pending> rest;
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      rest.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+      queue_.clear();
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  // Training is over: the remaining snapshots may use every core.
+  tbb::enumerable_thread_specific<std::unique_ptr<Workspace>> workspaces(
+      [&] { return model_.make_workspace(options_.eval_batch); });
+  tbb::parallel_for(std::size_t{0}, rest.size(), [&](std::size_t i) {
+    store(rest[i].index, evaluate(rest[i], *workspaces.local()));
+  });
+  std::lock_guard lock(mu_);
+  return results_;
+}
+
+std::optional<EvalRecord> Evaluator::latest() const {
+  std::lock_guard lock(mu_);
+  if (!latest_) return std::nullopt;
+  return results_[*latest_];
+}
+
+}  // namespace stalesgd

@@ -1,0 +1,80 @@
+// Evaluator: evaluates parameter snapshots taken during training (test loss and error, train
+// loss on a subset) without stealing time from the run it measures. In background mode a
+// thread at SCHED_IDLE priority evaluates snapshots only when a core would otherwise be idle
+// (workers sleeping out their delays); whatever is left when training stops is evaluated
+// afterwards on all cores. In inline mode (the virtual clock, where evaluation costs no
+// virtual time) submit() evaluates at once, so target-error stops are deterministic.
+//
+// Thread safety: submit() from one thread (the server); target_reached() from any thread;
+// finish() once, from the thread that owns the Evaluator.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "stalesgd/data/dataset.hpp"
+#include "stalesgd/metrics/records.hpp"
+#include "stalesgd/model/model.hpp"
+
+namespace stalesgd {
+
+struct EvaluatorOptions {
+  bool background = true;
+  std::size_t test_samples = 0;      // 0 = whole test split
+  std::size_t train_samples = 10000;
+  double target_error = 0.0;         // 0 = none
+  int eval_batch = 500;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const Model& model, const Dataset& data, EvaluatorOptions options);
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+
+  void submit(double wall_s, std::uint64_t iteration, std::span<const float> params);
+  // True once some evaluated snapshot had test error <= target.
+  bool target_reached() const { return target_reached_.load(std::memory_order_acquire); }
+  // Every evaluation, in submission order; evaluates what is still pending.
+  std::vector<EvalRecord> finish();
+  // The latest evaluated row, if any (for progress lines).
+  std::optional<EvalRecord> latest() const;
+
+ private:
+  struct Pending {
+    double wall_s;
+    std::uint64_t iteration;
+    std::vector<float> params;
+    std::size_t index;  // position in results_
+  };
+  EvalRecord evaluate(const Pending& p, Workspace& ws) const;
+  void store(std::size_t index, const EvalRecord& row);
+  void run_background();
+
+  const Model& model_;
+  const Dataset& data_;
+  EvaluatorOptions options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;             // GUARDED_BY(mu_)
+  std::vector<EvalRecord> results_;       // GUARDED_BY(mu_)
+  std::vector<bool> done_;                // GUARDED_BY(mu_)
+  std::optional<std::size_t> latest_;     // GUARDED_BY(mu_)
+  bool stopping_ = false;                 // GUARDED_BY(mu_)
+  // Release/acquire: a reader that sees true also sees the row that set it (written before,
+  // under mu_); the flag itself is polled lock-free by the server loop.
+  std::atomic<bool> target_reached_{false};
+  std::unique_ptr<Workspace> inline_ws_;
+  std::thread thread_;
+};
+
+}  // namespace stalesgd

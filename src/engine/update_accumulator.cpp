@@ -1,0 +1,34 @@
+#include "engine/update_accumulator.hpp"
+
+#include <Eigen/Core>
+
+namespace stalesgd {
+namespace {
+using Vec = Eigen::Map<Eigen::VectorXf>;
+using ConstVec = Eigen::Map<const Eigen::VectorXf>;
+}  // namespace
+
+void UpdateAccumulator::add(std::span<const float> g, float lr) {
+  Vec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
+  ConstVec grad(g.data(), static_cast<Eigen::Index>(g.size()));
+  if (count_ == 0) {
+    sum.noalias() = lr * grad;
+  } else {
+    sum.noalias() += lr * grad;
+  }
+  ++count_;
+}
+
+void UpdateAccumulator::apply(std::span<const float> w, std::span<float> out) {
+  ConstVec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
+  ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));
+  Vec next(out.data(), static_cast<Eigen::Index>(out.size()));
+  if (count_ == 1) {
+    next = cur - sum;  // no division: K = 1 stays exactly w - lr * g
+  } else {
+    next = cur - sum * (1.0f / static_cast<float>(count_));
+  }
+  count_ = 0;
+}
+
+}  // namespace stalesgd

@@ -1,0 +1,30 @@
+// UpdateAccumulator: the server's running sum of lr_i * g_i over one round and the update
+// w_{j+1} = w_j - (1/K) * sum. The sequential reference trainer uses the same code, so that
+// P = 1 sync reproduces it bit for bit.
+//
+// Thread safety: not thread-safe; owned by the server thread.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace stalesgd {
+
+class UpdateAccumulator {
+ public:
+  explicit UpdateAccumulator(std::size_t n) : sum_(n, 0.0f) {}
+
+  // sum += lr * g (the first gradient of a round overwrites instead of adding to zero).
+  void add(std::span<const float> g, float lr);
+  // out = w - sum / count, then starts a new round. `out` may alias `w`.
+  void apply(std::span<const float> w, std::span<float> out);
+
+  int count() const { return count_; }
+
+ private:
+  std::vector<float> sum_;
+  int count_ = 0;
+};
+
+}  // namespace stalesgd

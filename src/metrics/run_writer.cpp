@@ -1,0 +1,135 @@
+#include "stalesgd/metrics/run_writer.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/os.h>
+
+namespace stalesgd {
+namespace fs = std::filesystem;
+
+nlohmann::json options_to_json(const TrainerOptions& o) {
+  nlohmann::json j;
+  j["dataset"] = o.dataset;
+  j["model"] = o.model.name;
+  if (o.model.name == "mlp") j["hidden"] = o.model.hidden;
+  j["l2"] = o.model.l2;
+  j["rule"] = o.rule.name;
+  j["k"] = o.rule.k;
+  j["workers"] = o.workers;
+  j["batch"] = o.batch;
+  j["lr"] = o.lr;
+  j["lr_rule"] = o.lr_rule;
+  j["delay"] = o.delay;
+  j["delay_mode"] = to_string(o.delay_mode);
+  j["seed"] = o.seed;
+  j["iterations"] = o.iterations;
+  j["time_s"] = o.time_s;
+  j["target_error"] = o.target_error;
+  j["clock"] = o.sequential ? "sequential" : to_string(o.clock);
+  j["eval_every_s"] = o.eval_every_s;
+  return j;
+}
+
+nlohmann::json run_summary(const TrainerOptions& options, const RunRecord& run,
+                           const nlohmann::json& theory) {
+  nlohmann::json j;
+  j["config"] = options_to_json(options);
+  j["model"] = run.model;
+  j["num_params"] = run.num_params;
+  j["stop_reason"] = run.stop_reason;
+  j["iterations"] = run.updates.empty() ? 0 : run.updates.back().iteration;
+  j["wall_s"] = run.wall_s;
+  j["seconds_per_iteration"] = seconds_per_iteration(run);
+  const auto st = staleness_stats(run);
+  j["staleness"] = {{"mean", st.mean}, {"p95", st.p95}, {"max", st.max}};
+  std::uint64_t computed = 0, applied = 0, cancelled = 0, pushed = 0;
+  for (const auto& w : run.workers) {
+    computed += w.started;
+    pushed += w.pushed;
+    applied += w.applied;
+    cancelled += w.cancelled;
+  }
+  j["gradients"] = {{"started", computed}, {"pushed", pushed}, {"applied", applied}, {"cancelled", cancelled}};
+  if (!run.evals.empty()) {
+    j["final_test_error"] = run.evals.back().test_error;
+    j["final_test_loss"] = run.evals.back().test_loss;
+  } else {
+    j["final_test_error"] = nullptr;
+  }
+  j["time_to_target_s"] = run.time_to_target_s ? nlohmann::json(*run.time_to_target_s) : nlohmann::json(nullptr);
+  j["param_buffers"] = run.param_buffers;
+  j["theory"] = theory;
+  return j;
+}
+
+namespace {
+
+// Writes through a temporary file and renames, so a crash never leaves a truncated output.
+template <class Fn>
+Status write_file(const fs::path& path, Fn&& body) {
+  const fs::path tmp = fs::path(path).concat(".tmp");
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr) {
+      return Error{fmt::format("cannot write {}; check that --out is writable", path.string())};
+    }
+    body(f);
+    const bool bad = std::ferror(f) != 0;
+    std::fclose(f);
+    if (bad) return Error{fmt::format("error writing {} (disk full?)", path.string())};
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return Error{fmt::format("cannot rename {} ({})", tmp.string(), ec.message())};
+  return {};
+}
+
+}  // namespace
+
+Status write_run_outputs(const fs::path& dir, const TrainerOptions& options, const RunRecord& run,
+                         const nlohmann::json& theory) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return Error{fmt::format("cannot create output dir {} ({}); pass a writable --out",
+                             dir.string(), ec.message())};
+  }
+  Status s = write_file(dir / "updates.csv", [&](std::FILE* f) {
+    fmt::print(f, "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss\n");
+    for (const auto& u : run.updates) {
+      fmt::print(f, "{},{:.6f},{},{:.4f},{},{:.6g},{:.6g}\n", u.iteration, u.wall_s, u.n_grads,
+                 u.mean_staleness, u.max_staleness, u.lr, u.minibatch_loss);
+    }
+  });
+  if (!s) return s;
+  s = write_file(dir / "gradients.csv", [&](std::FILE* f) {
+    fmt::print(f, "iteration,worker,computed_on_version,staleness\n");
+    for (const auto& g : run.gradients) {
+      fmt::print(f, "{},{},{},{}\n", g.iteration, g.worker, g.computed_on, g.staleness);
+    }
+  });
+  if (!s) return s;
+  s = write_file(dir / "evals.csv", [&](std::FILE* f) {
+    fmt::print(f, "wall_s,iteration,train_loss,test_loss,test_error\n");
+    for (const auto& e : run.evals) {
+      fmt::print(f, "{:.6f},{},{:.6g},{:.6g},{:.6g}\n", e.wall_s, e.iteration, e.train_loss,
+                 e.test_loss, e.test_error);
+    }
+  });
+  if (!s) return s;
+  s = write_file(dir / "workers.csv", [&](std::FILE* f) {
+    fmt::print(f, "worker,started,pushed,applied,cancelled,busy_s,idle_s\n");
+    for (const auto& w : run.workers) {
+      fmt::print(f, "{},{},{},{},{},{:.6f},{:.6f}\n", w.worker, w.started, w.pushed, w.applied,
+                 w.cancelled, w.busy_s, w.idle_s);
+    }
+  });
+  if (!s) return s;
+  return write_file(dir / "summary.json", [&](std::FILE* f) {
+    fmt::print(f, "{}\n", run_summary(options, run, theory).dump(2));
+  });
+}
+
+}  // namespace stalesgd
