@@ -1,0 +1,67 @@
+// A whole delay spec: a base distribution for every worker plus per-worker overrides and changes
+// over time ("exp:mean=10ms;w3=x5;w2@30s=x10"), and the per-worker samplers that draw from it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stalesgd/straggler/distribution.hpp"
+#include "stalesgd/util/result.hpp"
+#include "stalesgd/util/seed.hpp"
+
+namespace stalesgd {
+
+namespace detail {
+struct ProfileState;
+}
+
+// The parsed spec for a fixed number of workers. Immutable; copies share the parsed state, so it
+// is cheap to copy and safe to use from any thread.
+class StragglerProfile {
+ public:
+  // Grammar: docs/stragglers.md. Trace files are read now, relative to base_dir (the config
+  // file's directory for TOML, the current directory on the command line).
+  static Result<StragglerProfile> parse(std::string_view spec, int workers,
+                                        const std::filesystem::path& base_dir = ".");
+
+  int workers() const;
+  // The one distribution every worker draws i.i.d. from at all times, or nullptr when there
+  // are overrides, time changes or trace replay (the theory's closed forms then do not apply).
+  // Valid as long as any copy of this profile lives.
+  const Distribution* iid() const;
+  // Canonical spec: parses back (with the same workers and base_dir) to the same profile.
+  std::string describe() const;
+
+ private:
+  friend class DelaySampler;
+  explicit StragglerProfile(std::shared_ptr<const detail::ProfileState> state);
+  std::shared_ptr<const detail::ProfileState> state_;
+};
+
+// The delay stream of one worker. Not thread-safe: one thread uses it at a time. The stream is
+// a function of (profile, worker, run_seed) and of the now_s values passed in: the generator is
+// seeded with derive_seed(run_seed, SeedStream::kDelay, worker).
+class DelaySampler {
+ public:
+  // Throws std::invalid_argument when worker is not in [0, profile.workers()) (a caller bug).
+  DelaySampler(const StragglerProfile& profile, int worker, std::uint64_t run_seed);
+
+  // The next minibatch's delay in seconds (>= 0). now_s = seconds since the run started, when
+  // the minibatch starts; it selects the clauses in effect ("@30s" applies when now_s >= 30).
+  double next(double now_s);
+
+  int worker() const { return worker_; }
+
+ private:
+  std::shared_ptr<const detail::ProfileState> state_;
+  int worker_;
+  Rng rng_;
+  std::size_t segment_ = 0;              // cached timeline position: now_s rarely goes back
+  std::vector<std::size_t> trace_rows_;  // per source: the next trace row this worker replays
+};
+
+}  // namespace stalesgd

@@ -1,0 +1,44 @@
+// DelaySampler: one worker's stream of delays, drawn from its own seeded generator.
+#include <fmt/format.h>
+
+#include <limits>
+#include <stdexcept>
+
+#include "stalesgd/straggler/profile.hpp"
+#include "straggler/profile_state.hpp"
+
+namespace stalesgd {
+
+DelaySampler::DelaySampler(const StragglerProfile& profile, int worker, std::uint64_t run_seed)
+    : state_(profile.state_),
+      worker_(worker),
+      rng_(derive_seed(run_seed, SeedStream::kDelay, static_cast<std::uint64_t>(worker))),
+      trace_rows_(state_->sources.size(), 0) {
+  if (worker < 0 || worker >= state_->workers) {
+    throw std::invalid_argument(fmt::format("DelaySampler: worker {} is not in [0, {})", worker,
+                                            state_->workers));
+  }
+}
+
+double DelaySampler::next(double now_s) {
+  if (!(now_s >= 0)) now_s = 0;  // NaN or negative: treat as the start of the run
+  const auto& timeline = state_->timeline[static_cast<std::size_t>(worker_)];
+  // Timelines are short and now_s mostly grows: step from the cached segment.
+  if (timeline[segment_].start_s > now_s) segment_ = 0;
+  while (segment_ + 1 < timeline.size() && timeline[segment_ + 1].start_s <= now_s) ++segment_;
+  const detail::Segment& seg = timeline[segment_];
+  const detail::DelaySource& source = state_->sources[seg.source];
+  double x = 0;
+  if (source.trace != nullptr) {
+    // Replay: each trace clause keeps its own position, resumed if the worker comes back to it.
+    const std::vector<double>& column = source.trace->column_for(worker_);
+    std::size_t& row = trace_rows_[seg.source];
+    x = column[row];
+    row = (row + 1) % column.size();
+  } else {
+    x = source.dist->sample(rng_);
+  }
+  return std::min(x * seg.factor, std::numeric_limits<double>::max());
+}
+
+}  // namespace stalesgd
