@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <string_view>
+#include <vector>
 
 #include "cli/commands.hpp"
+#include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd::cli {
 namespace {
@@ -19,12 +21,27 @@ constexpr const char* kUsage =
     "usage:\n"
     "  stalesgd data fetch mnist|fashion-mnist|cifar10 [--data-dir DIR] [--download]\n"
     "  stalesgd data info --dataset NAME [--data-dir DIR]\n"
+    "  stalesgd train --dataset mnist --model softmax|mlp|lenet|cifar-cnn\n"
+    "                 --rule sync|k-sync|k-batch-sync|async|k-async|k-batch-async\n"
+    "                 --workers P --k K --batch 32 --lr 0.05 [--lr-rule ...]\n"
+    "                 --delay 'exp:mean=10ms' [--delay-mode pad|add]\n"
+    "                 --iterations N | --time 60s | --target-error 0.08\n"
+    "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
     "\n"
     "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree.\n";
 
-// Parses argv[first..] with `options`; unknown flags and stray arguments become usage errors.
+// Parses argv with `options`; unknown flags and stray arguments become usage errors.
+// cxxopts only knows one-letter options as short flags (-k), but the documented CLI spells
+// K as --k: rewrite "--k" and "--k=V" to "-k" before parsing.
 cxxopts::ParseResult parse(cxxopts::Options& options, int argc, char** argv) {
-  auto result = options.parse(argc, argv);
+  std::vector<std::string> args(argv, argv + argc);
+  for (auto& a : args) {
+    if (a == "--k") a = "-k";
+    if (a.rfind("--k=", 0) == 0) a = "-k" + a.substr(4);
+  }
+  std::vector<char*> ptrs;
+  for (auto& a : args) ptrs.push_back(a.data());
+  auto result = options.parse(static_cast<int>(ptrs.size()), ptrs.data());
   if (!result.unmatched().empty()) {
     throw cxxopts::exceptions::parsing(
         fmt::format("unexpected argument '{}'", result.unmatched().front()));
@@ -93,6 +110,103 @@ int data_command(int argc, char** argv) {
   }
 }
 
+// A duration flag such as --time 60s; the error names the flag.
+double duration_flag(const cxxopts::ParseResult& r, const std::string& flag) {
+  const auto text = r[flag].as<std::string>();
+  auto d = parse_duration(text);
+  if (!d) throw cxxopts::exceptions::parsing(fmt::format("--{} '{}': {}", flag, text, d.error().message));
+  return *d;
+}
+
+int train_command(int argc, char** argv) {
+  cxxopts::Options options("stalesgd train",
+                           "Train a model with a K-of-P parameter-server rule, straggler delays "
+                           "and staleness tracking.\nDocs: docs/rules.md, docs/stragglers.md, "
+                           "docs/models.md.");
+  TrainerOptions defaults;
+  // clang-format off
+  options.add_options("Data and model")
+      ("dataset", "mnist | fashion-mnist | cifar10", cxxopts::value<std::string>()->default_value(defaults.dataset))
+      ("data-dir", "Directory holding the data sets", cxxopts::value<std::string>()->default_value("data"))
+      ("model", "softmax | mlp | lenet | cifar-cnn", cxxopts::value<std::string>()->default_value(defaults.model.name))
+      ("hidden", "mlp hidden layer sizes, e.g. 256,128 (default 128)", cxxopts::value<std::string>())
+      ("l2", "L2 coefficient lambda (adds lambda/2 ||W||^2)", cxxopts::value<float>()->default_value("0"));
+  options.add_options("Parameter server")
+      ("rule", "sync | k-sync | k-batch-sync | async | k-async | k-batch-async", cxxopts::value<std::string>()->default_value("sync"))
+      ("workers", "Number of worker threads P", cxxopts::value<int>()->default_value("1"))
+      ("k", "(--k) Gradients per update K, 1 <= K <= P (sync: P, async: 1)", cxxopts::value<int>())
+      ("batch", "Minibatch size per gradient", cxxopts::value<int>()->default_value("32"))
+      ("lr", "Learning rate (the cap lr_max for --lr-rule dutta:...)", cxxopts::value<double>()->default_value("0.05"))
+      ("lr-rule", "fixed | step:every=N,factor=F | exp:decay=D | inv-staleness | dutta:c=C", cxxopts::value<std::string>()->default_value("fixed"))
+      ("delay", "Straggler delay spec, e.g. 'exp:mean=10ms' (docs/stragglers.md)", cxxopts::value<std::string>()->default_value("none"))
+      ("delay-mode", "pad: a minibatch takes max(compute, X); add: compute + X", cxxopts::value<std::string>()->default_value("pad"))
+      ("seed", "Seed for initialisation, sampling and delays", cxxopts::value<std::uint64_t>()->default_value("1"));
+  options.add_options("Budget (the first reached stops the run)")
+      ("iterations", "Number of server updates", cxxopts::value<std::uint64_t>())
+      ("time", "Training time, e.g. 60s (virtual seconds with --clock virtual)", cxxopts::value<std::string>())
+      ("target-error", "Stop once the test error is at most this, e.g. 0.08 (needs --iterations or --time as a cap)", cxxopts::value<double>());
+  options.add_options("Engine and output")
+      ("clock", "real: threads and sleeps; virtual: discrete-event clock, repeatable", cxxopts::value<std::string>()->default_value("real"))
+      ("compute-time", "Virtual clock: the time one gradient's compute takes", cxxopts::value<std::string>()->default_value("0s"))
+      ("sequential", "Plain SGD in one thread without a server (the P = 1 reference)")
+      ("eval-every", "Time between parameter snapshots for evaluation", cxxopts::value<std::string>()->default_value("0.5s"))
+      ("eval-samples", "Test samples per evaluation (0 = all)", cxxopts::value<std::size_t>()->default_value("0"))
+      ("out", "Directory for updates.csv, gradients.csv, evals.csv, workers.csv, summary.json", cxxopts::value<std::string>())
+      ("no-progress", "No progress line on stderr")
+      ("h,help", "Show this help");
+  // clang-format on
+  try {
+    auto r = parse(options, argc, argv);
+    if (r.count("help")) {
+      fmt::print("{}", options.help());
+      return 0;
+    }
+    TrainerOptions o;
+    o.dataset = r["dataset"].as<std::string>();
+    o.data_dir = r["data-dir"].as<std::string>();
+    o.model.name = r["model"].as<std::string>();
+    if (r.count("hidden")) {
+      auto hidden = parse_hidden_sizes(r["hidden"].as<std::string>());
+      if (!hidden) return fail(hidden.error().message, 2);
+      o.model.hidden = *hidden;
+    }
+    o.model.l2 = r["l2"].as<float>();
+    o.rule.name = r["rule"].as<std::string>();
+    o.workers = r["workers"].as<int>();
+    if (r.count("k")) {
+      o.rule.k = r["k"].as<int>();
+      if (o.rule.k < 1) return fail(fmt::format("--k {} must satisfy 1 <= K <= P", o.rule.k), 2);
+    }
+    o.batch = r["batch"].as<int>();
+    o.lr = r["lr"].as<double>();
+    o.lr_rule = r["lr-rule"].as<std::string>();
+    o.delay = r["delay"].as<std::string>();
+    const auto mode = r["delay-mode"].as<std::string>();
+    if (mode != "pad" && mode != "add") {
+      return fail(fmt::format("--delay-mode '{}' is not pad or add", mode), 2);
+    }
+    o.delay_mode = mode == "pad" ? DelayMode::kPad : DelayMode::kAdd;
+    o.seed = r["seed"].as<std::uint64_t>();
+    if (r.count("iterations")) o.iterations = r["iterations"].as<std::uint64_t>();
+    if (r.count("time")) o.time_s = duration_flag(r, "time");
+    if (r.count("target-error")) o.target_error = r["target-error"].as<double>();
+    const auto clock = r["clock"].as<std::string>();
+    if (clock != "real" && clock != "virtual") {
+      return fail(fmt::format("--clock '{}' is not real or virtual", clock), 2);
+    }
+    o.clock = clock == "real" ? ClockKind::kReal : ClockKind::kVirtual;
+    o.compute_time_s = duration_flag(r, "compute-time");
+    o.sequential = r.count("sequential") > 0;
+    o.eval_every_s = duration_flag(r, "eval-every");
+    o.eval_test_samples = r["eval-samples"].as<std::size_t>();
+    if (r.count("out")) o.out_dir = r["out"].as<std::string>();
+    o.progress = r.count("no-progress") == 0;
+    return run_train(o);
+  } catch (const cxxopts::exceptions::exception& e) {
+    return usage_error("train", e.what());
+  }
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -110,6 +224,7 @@ int run_cli(int argc, char** argv) {
     return 0;
   }
   if (command == "data") return data_command(argc - 1, argv + 1);
+  if (command == "train") return train_command(argc - 1, argv + 1);
   return fail(fmt::format("unknown command '{}'; run `stalesgd --help` for the commands", command), 2);
 }
 

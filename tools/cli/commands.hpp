@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "stalesgd/engine/trainer_options.hpp"
+
 namespace stalesgd::cli {
 
 struct DataArgs {
@@ -14,6 +16,10 @@ struct DataArgs {
 
 int run_data_fetch(const DataArgs& args);
 int run_data_info(const DataArgs& args);
+
+// `stalesgd train`: validates, loads the data, trains, writes --out, prints a summary table.
+// Exit status 0, 1 on bad input or divergence, 130 when interrupted by Ctrl-C.
+int run_train(const TrainerOptions& options);
 
 // Prints "stalesgd: error: <message>" on one line to stderr; returns the exit status to use.
 int fail(const std::string& message, int status = 1);

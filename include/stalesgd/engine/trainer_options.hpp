@@ -38,6 +38,7 @@ struct TrainerOptions {
 
   // --- Engine and measurement.
   ClockKind clock = ClockKind::kReal;     // real threads and sleeps, or a discrete-event clock
+  double compute_time_s = 0.0;            // virtual clock: seconds one gradient's compute takes
   bool sequential = false;                // plain SGD in one thread, no server: the reference
                                           // that P = 1 sync must match bit for bit
   double eval_every_s = 0.5;              // seconds between parameter snapshots

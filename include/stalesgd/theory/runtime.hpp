@@ -1,0 +1,64 @@
+// Runtime theory of Dutta et al. 2018 (§4, Theorems 1–5): the expected time per iteration
+// E[T] of each rule when the per-minibatch time X is i.i.d. over workers and minibatches, in
+// closed form where one exists, and for any delay spec by Monte Carlo over the same rule state
+// machines the engines use (with gradients switched off).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "stalesgd/engine/trainer_options.hpp"
+#include "stalesgd/rules/rule.hpp"
+#include "stalesgd/straggler/distribution.hpp"
+#include "stalesgd/straggler/profile.hpp"
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd {
+
+// H_n = 1 + 1/2 + ... + 1/n (H_0 = 0).
+double harmonic(int n);
+
+// E[X_{K:P}], the K-th smallest of P i.i.d. draws of `x`:
+// integral_0^1 Q(u) * Beta(u; K, P-K+1) du, evaluated numerically (any distribution with a
+// finite mean); exact (H_P - H_{P-K}) * mean + shift for the (shifted) exponential.
+double expected_order_statistic(const Distribution& x, int k, int p);
+
+struct ClosedForm {
+  double seconds = 0.0;   // E[T] per iteration
+  std::string formula;    // e.g. "(H_P - H_{P-K}) / mu"
+  bool upper_bound = false;  // k-async under new-longer-than-used delays: E[T] <= this
+};
+
+// The closed form for `rule` with P workers and K when every worker draws i.i.d. from `x`:
+//   k-sync/sync        E[X_{K:P}]                         (any distribution; exp: (H_P - H_{P-K})/mu)
+//   k-batch-sync       K / (P mu)                          (exponential only)
+//   k-async/async      (H_P - H_{P-K}) / mu                (exponential only; shifted-exp: <= E[X_{K:P}])
+//   k-batch-async      K E[X] / P                          (any distribution, renewal argument)
+// nullopt where the paper gives none.
+std::optional<ClosedForm> closed_form_runtime(std::string_view rule, int workers, int k,
+                                              const Distribution& x);
+
+struct MonteCarloEstimate {
+  double seconds = 0.0;     // mean time per iteration (steady state)
+  double ci95 = 0.0;        // half-width of the 95% confidence interval (batch means)
+  std::uint64_t iterations = 0;
+  double mean_staleness = 0.0;
+};
+
+// Simulates `iterations` updates of the rule (after a warm-up of 10 P updates) on the
+// discrete-event clock with `profile`'s delays (any spec: overrides, time changes, traces) and
+// estimates E[T] with a 95% interval from 32 batch means.
+Result<MonteCarloEstimate> monte_carlo_runtime(const RuleSpec& rule, int workers,
+                                               const StragglerProfile& profile,
+                                               std::uint64_t iterations, std::uint64_t seed,
+                                               DelayMode mode = DelayMode::kPad,
+                                               double compute_s = 0.0);
+
+// The theory's prediction for a training run, as summary.json's "theory" object:
+// {"seconds_per_iteration", "method", "formula", "monte_carlo": {...}}; null when it cannot say.
+nlohmann::json predict_for_run(const TrainerOptions& options, std::uint64_t mc_iterations = 20000);
+
+}  // namespace stalesgd

@@ -1,0 +1,77 @@
+#include "engine/server_core.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Core>
+
+namespace stalesgd {
+
+ServerCore::ServerCore(RunContext& ctx, Rule& rule, ParameterStore& store, RunRecord& run)
+    : ctx_(ctx),
+      rule_(rule),
+      store_(store),
+      run_(run),
+      acc_(ctx.model->num_params()),
+      applied_(static_cast<std::size_t>(rule.workers()), 0),
+      discarded_(static_cast<std::size_t>(rule.workers()), 0) {
+  round_.reserve(static_cast<std::size_t>(rule.workers()));
+}
+
+Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
+                                                     std::uint64_t computed_on, float loss,
+                                                     std::span<const float> grad,
+                                                     std::span<const float> computed_params) {
+  const std::uint64_t current = store_.version();
+  Outcome out;
+  out.decision = rule_.on_gradient({worker, computed_on, current});
+  out.version = current;
+  if (!out.decision.accept) {
+    ++discarded_[static_cast<std::size_t>(worker)];
+    return out;
+  }
+  const std::uint64_t staleness = current - computed_on;
+  LrContext lr_ctx{current, staleness, 0.0};
+  if (ctx_.lr->needs_distance() && staleness > 0) {
+    const auto n = static_cast<Eigen::Index>(grad.size());
+    Eigen::Map<const Eigen::VectorXf> w(store_.current().data(), n);
+    Eigen::Map<const Eigen::VectorXf> w_tau(computed_params.data(), n);
+    lr_ctx.distance_sq = static_cast<double>((w - w_tau).squaredNorm());
+  }
+  const double lr = ctx_.lr->rate(lr_ctx);
+  if (!std::isfinite(loss)) return divergence_error(current + 1, loss, worker, lr);
+  acc_.add(grad, static_cast<float>(lr));
+  round_.push_back({worker, computed_on, lr, loss});
+  if (!out.decision.apply) return out;
+
+  std::span<float> next = store_.begin_update();
+  acc_.apply(store_.current(), next);
+  store_.publish();
+  out.version = store_.version();
+
+  UpdateRecord u;
+  u.iteration = out.version;
+  u.wall_s = now_s;
+  u.n_grads = static_cast<int>(round_.size());
+  double lr_sum = 0.0, loss_sum = 0.0, st_sum = 0.0;
+  for (const auto& a : round_) {
+    const std::uint64_t st = current - a.computed_on;
+    run_.gradients.push_back({out.version, a.worker, a.computed_on, st});
+    ++applied_[static_cast<std::size_t>(a.worker)];
+    u.max_staleness = std::max(u.max_staleness, st);
+    st_sum += static_cast<double>(st);
+    lr_sum += a.lr;
+    loss_sum += a.loss;
+  }
+  const double n = static_cast<double>(round_.size());
+  u.mean_staleness = st_sum / n;
+  u.lr = lr_sum / n;
+  u.minibatch_loss = loss_sum / n;
+  staleness_sum_ += st_sum;
+  staleness_count_ += n;
+  run_.updates.push_back(u);
+  round_.clear();
+  return out;
+}
+
+}  // namespace stalesgd

@@ -1,0 +1,59 @@
+// ServerCore: the server's reaction to one arriving gradient, shared by every engine. It asks
+// the rule, weights the gradient by the learning rate, adds it to the round's sum, applies
+// w_{j+1} = w_j - (1/K) sum lr_i g_i when the rule says so, and records the update and each
+// gradient's staleness. Engines own the threads or the event clock; this owns the arithmetic.
+//
+// Thread safety: not thread-safe; called only by the server (one thread).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/parameter_store.hpp"
+#include "engine/run_context.hpp"
+#include "engine/update_accumulator.hpp"
+#include "stalesgd/rules/rule.hpp"
+
+namespace stalesgd {
+
+class ServerCore {
+ public:
+  ServerCore(RunContext& ctx, Rule& rule, ParameterStore& store, RunRecord& run);
+
+  struct Outcome {
+    Decision decision;
+    std::uint64_t version = 0;  // server version after this arrival
+  };
+
+  // `grad` and `computed_params` (w_tau, the parameters the gradient was computed on) are read
+  // during the call only. A non-finite loss is a divergence Error.
+  Result<Outcome> on_gradient(double now_s, int worker, std::uint64_t computed_on, float loss,
+                              std::span<const float> grad, std::span<const float> computed_params);
+
+  // Per-worker counts kept by the server, merged into RunRecord::workers at the end.
+  std::uint64_t applied(int worker) const { return applied_[static_cast<std::size_t>(worker)]; }
+  std::uint64_t discarded(int worker) const { return discarded_[static_cast<std::size_t>(worker)]; }
+  double mean_staleness() const { return staleness_count_ ? staleness_sum_ / staleness_count_ : 0.0; }
+
+ private:
+  struct Accepted {
+    int worker;
+    std::uint64_t computed_on;
+    double lr;
+    float loss;
+  };
+
+  RunContext& ctx_;
+  Rule& rule_;
+  ParameterStore& store_;
+  RunRecord& run_;
+  UpdateAccumulator acc_;
+  std::vector<Accepted> round_;
+  std::vector<std::uint64_t> applied_;
+  std::vector<std::uint64_t> discarded_;
+  double staleness_sum_ = 0.0;
+  double staleness_count_ = 0.0;
+};
+
+}  // namespace stalesgd

@@ -1,0 +1,326 @@
+// The real-thread engine: one server thread (the caller's), P worker threads, real sleeps for
+// the injected delays. Workers pin the current parameter version, compute a minibatch
+// gradient, sit out their delay (interruptibly), push, and wait for the server's reply; the
+// server drives the rule through ServerCore and wakes, releases or cancels workers as it says.
+//
+// Lock order: a WorkerSlot's mutex may be held while taking the ParameterStore's; never the
+// reverse, and never two slots at once.
+#include <sys/prctl.h>
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "engine/blocking_queue.hpp"
+#include "engine/evaluator.hpp"
+#include "engine/progress.hpp"
+#include "engine/run_context.hpp"
+#include "engine/server_core.hpp"
+#include "stalesgd/data/sampler.hpp"
+#include "stalesgd/straggler/profile.hpp"
+#include "stalesgd/util/seed.hpp"
+
+namespace stalesgd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Push {
+  int worker;
+  std::uint64_t computed_on;
+  float loss;
+};
+
+// What the server and one worker share. alignas(64): slots sit in one array and are written
+// by different threads; a cache line each keeps them from false sharing.
+struct alignas(64) WorkerSlot {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool computing = false;        // GUARDED_BY(mu): a minibatch is in flight (not yet pushed)
+  std::uint64_t computing_on = 0;  // GUARDED_BY(mu): its version
+  bool replied = false;          // GUARDED_BY(mu): the server handled the last push
+  bool discarded = false;        // GUARDED_BY(mu): ...and threw it away (stale in a sync rule)
+  bool stop = false;             // GUARDED_BY(mu)
+  // Set by the server under `mu` (and notified) to interrupt the minibatch in flight; the
+  // model polls it between layers. Relaxed loads suffice: it carries no data, only "stop
+  // early", and the mutex orders it against the reset at the next minibatch.
+  std::atomic<bool> cancel{false};
+
+  // Owned by the worker; the server reads them only between a push and its reply.
+  std::vector<float> grad;
+  ParameterStore::Pin pin;
+  WorkerRecord stats;
+};
+
+class ThreadEngine {
+ public:
+  ThreadEngine(RunContext& ctx, Rule& rule, const StragglerProfile& delays)
+      : ctx_(ctx),
+        o_(ctx.options),
+        rule_(rule),
+        delays_(delays),
+        store_(ctx.initial),
+        core_(ctx, rule, store_, run_),
+        slots_(static_cast<std::size_t>(o_.workers)) {}
+
+  Result<RunRecord> run();
+
+ private:
+  void worker_main(int w);
+  void worker_loop(int w);
+  Status handle(const Push& push, double now_s);
+  void reply(int w, bool discarded);
+  void stop_workers();
+  double since_start(Clock::time_point t) const {
+    return std::chrono::duration<double>(t - start_).count();
+  }
+
+  RunContext& ctx_;
+  const TrainerOptions& o_;
+  Rule& rule_;
+  const StragglerProfile& delays_;
+  RunRecord run_;
+  ParameterStore store_;
+  ServerCore core_;
+  std::vector<WorkerSlot> slots_;
+  std::vector<int> waiting_;  // server only: workers blocked until the next update
+  BlockingQueue<Push> queue_;
+
+  std::mutex start_mu_;
+  std::condition_variable start_cv_;
+  bool started_ = false;      // GUARDED_BY(start_mu_)
+  Clock::time_point start_;   // written before started_ is set; read by workers after
+
+  std::mutex failure_mu_;
+  std::exception_ptr failure_;  // GUARDED_BY(failure_mu_): a worker's exception, rethrown
+  std::atomic<bool> failed_{false};  // relaxed poll by the server; failure_ is read after join
+};
+
+void ThreadEngine::worker_main(int w) {
+  // Timer slack 1 ns: the default 50 us would bias every sleep of a delay-dominated run.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  try {
+    worker_loop(w);
+  } catch (...) {
+    {
+      std::lock_guard lock(failure_mu_);
+      if (!failure_) failure_ = std::current_exception();
+    }
+    failed_.store(true, std::memory_order_relaxed);
+    queue_.push(Push{-1, 0, 0.0f});  // wake the server
+  }
+}
+
+void ThreadEngine::worker_loop(int w) {
+  WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+  const Model& model = *ctx_.model;
+  slot.grad.resize(model.num_params());
+  auto ws = model.make_workspace(o_.batch);
+  MinibatchSampler sampler(ctx_.data.train, o_.batch, derive_seed(o_.seed, SeedStream::kSampler, w));
+  DelaySampler delays(delays_, w, o_.seed);
+  WorkerRecord& stats = slot.stats;
+  stats.worker = w;
+  {
+    std::unique_lock lock(start_mu_);
+    start_cv_.wait(lock, [&] { return started_; });
+  }
+  for (;;) {
+    {
+      std::lock_guard lock(slot.mu);
+      if (slot.stop) return;
+      slot.cancel.store(false, std::memory_order_relaxed);
+      slot.pin = store_.acquire();
+      slot.computing = true;
+      slot.computing_on = slot.pin.version();
+    }
+    const auto t0 = Clock::now();
+    ++stats.started;
+    const Batch batch = sampler.next();
+    const auto loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
+    const double delay = delays.next(since_start(t0));
+    bool cancelled = !loss.has_value();
+    if (!cancelled) {
+      const auto deadline =
+          (o_.delay_mode == DelayMode::kPad ? t0 : Clock::now()) +
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
+      std::unique_lock lock(slot.mu);
+      slot.cv.wait_until(lock, deadline, [&] {
+        return slot.stop || slot.cancel.load(std::memory_order_relaxed);
+      });
+      if (slot.stop) return;
+      cancelled = slot.cancel.load(std::memory_order_relaxed);
+      if (!cancelled) {
+        slot.computing = false;
+        slot.replied = false;
+      }
+    }
+    const auto t_push = Clock::now();
+    stats.busy_s += std::chrono::duration<double>(t_push - t0).count();
+    if (cancelled) {
+      ++stats.cancelled;
+      continue;
+    }
+    ++stats.pushed;
+    queue_.push(Push{w, slot.pin.version(), *loss});
+    {
+      std::unique_lock lock(slot.mu);
+      slot.cv.wait(lock, [&] { return slot.stop || slot.replied; });
+      if (slot.stop) return;
+      if (slot.discarded) ++stats.cancelled;
+    }
+    stats.idle_s += std::chrono::duration<double>(Clock::now() - t_push).count();
+  }
+}
+
+void ThreadEngine::reply(int w, bool discarded) {
+  WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+  {
+    std::lock_guard lock(slot.mu);
+    slot.replied = true;
+    slot.discarded = discarded;
+  }
+  slot.cv.notify_one();
+}
+
+Status ThreadEngine::handle(const Push& push, double now_s) {
+  WorkerSlot& slot = slots_[static_cast<std::size_t>(push.worker)];
+  auto outcome = core_.on_gradient(now_s, push.worker, push.computed_on, push.loss, slot.grad,
+                                   slot.pin.params());
+  if (!outcome) return outcome.error();
+  const Decision& d = outcome->decision;
+  if (!d.accept) {
+    reply(push.worker, true);
+    return {};
+  }
+  if (!d.apply) {
+    if (d.next == AfterPush::kWait) {
+      waiting_.push_back(push.worker);
+    } else {
+      reply(push.worker, false);
+    }
+    return {};
+  }
+  const std::uint64_t version = outcome->version;
+  if (d.cancel_in_flight) {
+    for (auto& other : slots_) {
+      std::lock_guard lock(other.mu);
+      if (other.computing && other.computing_on < version) {
+        other.cancel.store(true, std::memory_order_relaxed);
+        other.cv.notify_one();
+      }
+    }
+  }
+  for (int w : waiting_) reply(w, false);
+  waiting_.clear();
+  reply(push.worker, false);
+  return {};
+}
+
+void ThreadEngine::stop_workers() {
+  for (auto& slot : slots_) {
+    {
+      std::lock_guard lock(slot.mu);
+      slot.stop = true;
+      slot.cancel.store(true, std::memory_order_relaxed);
+    }
+    slot.cv.notify_all();
+  }
+}
+
+Result<RunRecord> ThreadEngine::run() {
+  const Model& model = *ctx_.model;
+  run_.model = model.describe();
+  run_.num_params = model.num_params();
+  Evaluator evaluator(model, ctx_.data,
+                      {true, o_.eval_test_samples, o_.eval_train_samples, o_.target_error});
+  ProgressLine progress(o_.progress);
+
+  std::vector<std::thread> threads;
+  threads.reserve(slots_.size());
+  for (int w = 0; w < o_.workers; ++w) threads.emplace_back([this, w] { worker_main(w); });
+
+  {
+    std::lock_guard lock(start_mu_);
+    start_ = Clock::now();
+    started_ = true;
+  }
+  start_cv_.notify_all();
+
+  Status status;
+  double next_eval = 0.0;
+  const auto poll = std::chrono::milliseconds(100);
+  for (;;) {
+    const auto now = Clock::now();
+    const double elapsed = since_start(now);
+    if (auto reason = ctx_.budget_reached(store_.version(), elapsed); !reason.empty()) {
+      run_.stop_reason = reason;
+      break;
+    }
+    if (evaluator.target_reached()) {
+      run_.stop_reason = "target-error";
+      break;
+    }
+    if (ctx_.interrupted()) {
+      run_.stop_reason = "interrupted";
+      break;
+    }
+    if (failed_.load(std::memory_order_relaxed)) break;
+    if (elapsed >= next_eval) {
+      evaluator.submit(elapsed, store_.version(), store_.current());
+      next_eval += o_.eval_every_s;
+    }
+    auto latest = evaluator.latest();
+    progress.update(elapsed, store_.version(),
+                    latest ? std::optional(latest->test_error) : std::nullopt, core_.mean_staleness());
+
+    auto deadline = start_ + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(next_eval));
+    if (o_.time_s > 0.0) {
+      deadline = std::min(deadline, start_ + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(o_.time_s)));
+    }
+    deadline = std::min(deadline, now + poll);
+    auto push = queue_.pop_until(deadline);
+    if (!push || push->worker < 0) continue;
+    status = handle(*push, since_start(Clock::now()));
+    if (!status) {
+      run_.stop_reason = "diverged";
+      break;
+    }
+  }
+  run_.wall_s = since_start(Clock::now());
+  stop_workers();
+  for (auto& t : threads) t.join();
+  progress.clear();
+  if (failure_) std::rethrow_exception(failure_);
+  if (!status) return status.error();
+
+  evaluator.submit(run_.wall_s, store_.version(), store_.current());
+  run_.evals = evaluator.finish();
+  for (int w = 0; w < o_.workers; ++w) {
+    WorkerRecord rec = slots_[static_cast<std::size_t>(w)].stats;
+    rec.applied = core_.applied(w);
+    run_.workers.push_back(rec);
+  }
+  run_.param_buffers = store_.buffers();
+  const auto final_params = store_.current();
+  run_.final_params.assign(final_params.begin(), final_params.end());
+  finish_record(o_, run_);
+  return std::move(run_);
+}
+
+}  // namespace
+
+Result<RunRecord> train_threads(RunContext& ctx) {
+  auto rule = make_rule(ctx.options.rule, ctx.options.workers);
+  if (!rule) return rule.error();
+  auto delays = StragglerProfile::parse(ctx.options.delay, ctx.options.workers);
+  if (!delays) return delays.error();
+  ThreadEngine engine(ctx, **rule, *delays);
+  return engine.run();
+}
+
+}  // namespace stalesgd

@@ -1,0 +1,32 @@
+// train(): validates, builds the run's shared parts, and hands them to the chosen engine.
+#include "stalesgd/engine/trainer.hpp"
+
+#include <fmt/format.h>
+
+#include "engine/run_context.hpp"
+#include "stalesgd/util/seed.hpp"
+
+namespace stalesgd {
+
+Result<RunRecord> train(const TrainerOptions& options, const Dataset& data,
+                        const std::atomic<bool>* interrupt) {
+  if (auto s = validate(options); !s) return s.error();
+  if (static_cast<std::size_t>(options.batch) > data.train.count) {
+    return Error{fmt::format("--batch {} is larger than the {} training samples of {}",
+                             options.batch, data.train.count, data.name)};
+  }
+  auto model = make_model(options.model, data.train.shape, data.num_classes);
+  if (!model) return model.error();
+  auto lr = make_learning_rate(options.lr, options.lr_rule);
+  if (!lr) return lr.error();
+
+  RunContext ctx{options, data, std::move(model).value(), std::move(lr).value(), {}, interrupt};
+  ctx.initial.resize(ctx.model->num_params());
+  ctx.model->init_params(ctx.initial, derive_seed(options.seed, SeedStream::kModelInit));
+
+  if (options.sequential) return train_sequential(ctx);
+  if (options.clock == ClockKind::kVirtual) return train_virtual(ctx);
+  return train_threads(ctx);
+}
+
+}  // namespace stalesgd

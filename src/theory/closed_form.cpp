@@ -1,0 +1,38 @@
+// Closed forms of E[T] per iteration, Dutta et al. 2018 §4 (Theorems 1-5) and DESIGN.md §3.
+#include <cmath>
+
+#include "stalesgd/theory/runtime.hpp"
+
+namespace stalesgd {
+
+std::optional<ClosedForm> closed_form_runtime(std::string_view rule, int p, int k,
+                                              const Distribution& x) {
+  const auto se = x.as_shifted_exponential();
+  const bool exponential = se && se->shift_s == 0.0;
+  if (rule == "sync" || rule == "k-sync") {
+    const double t = expected_order_statistic(x, k, p);
+    if (exponential) return ClosedForm{t, "(H_P - H_{P-K}) / mu"};
+    if (se) return ClosedForm{t, "shift + (H_P - H_{P-K}) * mean"};
+    if (!std::isfinite(x.mean())) return std::nullopt;
+    return ClosedForm{t, "E[X_{K:P}] (numerical)"};
+  }
+  if (rule == "k-batch-sync") {
+    if (!exponential) return std::nullopt;
+    return ClosedForm{k * se->mean_s / p, "K / (P mu)"};
+  }
+  if (rule == "async" || rule == "k-async") {
+    if (exponential) return ClosedForm{(harmonic(p) - harmonic(p - k)) * se->mean_s, "(H_P - H_{P-K}) / mu"};
+    if (se) {
+      // Shifted exponential is new-longer-than-used: K-async is at most K-sync's E[X_{K:P}].
+      return ClosedForm{expected_order_statistic(x, k, p), "<= E[X_{K:P}] (bound)", true};
+    }
+    return std::nullopt;
+  }
+  if (rule == "k-batch-async") {
+    if (!std::isfinite(x.mean())) return std::nullopt;
+    return ClosedForm{k * x.mean() / p, "K E[X] / P"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace stalesgd

@@ -1,0 +1,92 @@
+// `stalesgd train`.
+#include <csignal>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "stalesgd/data/catalog.hpp"
+#include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/metrics/run_writer.hpp"
+#include "stalesgd/theory/runtime.hpp"
+
+namespace stalesgd::cli {
+namespace {
+
+// Set by SIGINT; the engines poll it and stop promptly. Lock-free, so safe in a handler.
+std::atomic<bool> g_interrupt{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_sigint(int) { g_interrupt.store(true, std::memory_order_relaxed); }
+
+void print_summary(const TrainerOptions& o, const RunRecord& run, const nlohmann::json& theory) {
+  const auto st = staleness_stats(run);
+  std::uint64_t started = 0, pushed = 0, applied = 0, cancelled = 0;
+  for (const auto& w : run.workers) {
+    started += w.started;
+    pushed += w.pushed;
+    applied += w.applied;
+    cancelled += w.cancelled;
+  }
+  const std::uint64_t iterations = run.updates.empty() ? 0 : run.updates.back().iteration;
+  const int k = o.rule.k != 0 ? o.rule.k : (o.rule.name == "async" ? 1 : o.workers);
+  fmt::print("{:<18}{} on {}, {}\n", "model", run.model, o.dataset, o.sequential ? "sequential SGD" : "parameter server");
+  if (!o.sequential) {
+    fmt::print("{:<18}{}  P={}  K={}  delay {} ({}), {} clock\n", "rule", o.rule.name, o.workers,
+               k, o.delay, to_string(o.delay_mode), to_string(o.clock));
+  }
+  fmt::print("{:<18}{} ({})\n", "iterations", iterations, run.stop_reason);
+  fmt::print("{:<18}{:.3f}\n", o.clock == ClockKind::kVirtual ? "virtual seconds" : "wall seconds", run.wall_s);
+  std::string predicted;
+  if (theory.is_object() && theory.contains("seconds_per_iteration") &&
+      theory["seconds_per_iteration"].is_number()) {
+    const double t = theory["seconds_per_iteration"].get<double>();
+    predicted = fmt::format("   theory {:.6f} ({})  measured/theory {:.3f}", t,
+                            theory.value("method", std::string()), seconds_per_iteration(run) / t);
+  }
+  fmt::print("{:<18}{:.6f}{}\n", "s / iteration", seconds_per_iteration(run), predicted);
+  fmt::print("{:<18}mean {:.3f}  p95 {:.0f}  max {}\n", "staleness", st.mean, st.p95, st.max);
+  fmt::print("{:<18}started {}  pushed {}  applied {}  cancelled {}\n", "gradients", started,
+             pushed, applied, cancelled);
+  if (!run.evals.empty()) {
+    const auto& e = run.evals.back();
+    fmt::print("{:<18}{:.4f}  (test loss {:.4f}, train loss {:.4f})\n", "final test error",
+               e.test_error, e.test_loss, e.train_loss);
+  }
+  if (o.target_error > 0.0) {
+    fmt::print("{:<18}{}\n", "time to target",
+               run.time_to_target_s ? fmt::format("{:.3f} s", *run.time_to_target_s)
+                                    : std::string("not reached"));
+  }
+}
+
+}  // namespace
+
+int run_train(const TrainerOptions& options) {
+  if (auto s = validate(options); !s) return fail(s.error().message, 2);
+  auto data = load_dataset(options.dataset, options.data_dir);
+  if (!data) return fail(data.error().message);
+
+  g_interrupt.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old {};
+  sigaction(SIGINT, &sa, &old);
+  auto run = train(options, *data, &g_interrupt);
+  sigaction(SIGINT, &old, nullptr);
+  if (!run) return fail(run.error().message);
+
+  const nlohmann::json theory = predict_for_run(options);
+  print_summary(options, *run, theory);
+  if (!options.out_dir.empty()) {
+    if (auto s = write_run_outputs(options.out_dir, options, *run, theory); !s) {
+      return fail(s.error().message);
+    }
+    fmt::print("{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json)\n",
+               "outputs", options.out_dir.string());
+  }
+  return run->stop_reason == "interrupted" ? 130 : 0;
+}
+
+}  // namespace stalesgd::cli
