@@ -160,6 +160,8 @@ void ThreadEngine::worker_loop(int w) {
     const auto t_push = Clock::now();
     stats.busy_s += std::chrono::duration<double>(t_push - t0).count();
     if (cancelled) {
+      std::lock_guard lock(slot.mu);
+      if (slot.stop) return;  // the run ended: not a cancellation by the rule
       ++stats.cancelled;
       continue;
     }

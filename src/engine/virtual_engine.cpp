@@ -39,10 +39,13 @@ class VirtualEngine final : public EventSimulator::Callbacks {
 
   bool before_event(double t, std::uint64_t version) override {
     // Snapshots due before this event see the parameters as they are now.
-    const double limit = o_.time_s > 0.0 ? std::min(t, o_.time_s) : t;
-    while (next_eval_ <= limit) {
-      evaluator_.submit(next_eval_, version, store_.current());
-      next_eval_ += o_.eval_every_s;
+    // Snapshot n is due at n * eval_every (no running sum: no drift); one at the time budget
+    // itself is left to the final snapshot.
+    for (;;) {
+      const double due = static_cast<double>(evals_taken_) * o_.eval_every_s;
+      if (due > t || (o_.time_s > 0.0 && due >= o_.time_s)) break;
+      evaluator_.submit(due, version, store_.current());
+      ++evals_taken_;
       auto latest = evaluator_.latest();
       progress_.update(t, version, latest ? std::optional(latest->test_error) : std::nullopt,
                        core_.mean_staleness());
@@ -113,7 +116,7 @@ class VirtualEngine final : public EventSimulator::Callbacks {
   std::vector<float> grad_;
   std::vector<ParameterStore::Pin> pins_;
   std::vector<MinibatchSampler> samplers_;
-  double next_eval_ = 0.0;
+  std::uint64_t evals_taken_ = 0;
   double last_t_ = 0.0;  // time of the last processed event
   double end_ = 0.0;
 };

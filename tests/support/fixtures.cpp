@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "stalesgd/data/catalog.hpp"
 #include "util/subprocess.hpp"
 
 namespace stalesgd::test {
@@ -97,5 +98,14 @@ int line_count(const std::string& text) {
 }
 
 fs::path repo_data_dir() { return fs::path(STALESGD_SOURCE_DIR) / "data"; }
+
+const Dataset& mnist() {
+  static const Dataset data = [] {
+    auto ds = load_dataset("mnist", repo_data_dir());
+    if (!ds) throw std::runtime_error(ds.error().message + " (tools/test.sh fetches it)");
+    return std::move(ds).value();
+  }();
+  return data;
+}
 
 }  // namespace stalesgd::test

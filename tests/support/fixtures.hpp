@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "stalesgd/data/dataset.hpp"
+
 namespace stalesgd::test {
 
 // A fresh directory under the system temp dir, removed when the object dies.
@@ -47,5 +49,8 @@ int line_count(const std::string& text);
 
 // The repository's data dir (tools/test.sh fetches MNIST into it).
 std::filesystem::path repo_data_dir();
+
+// The real MNIST from repo_data_dir(), loaded once per test process.
+const Dataset& mnist();
 
 }  // namespace stalesgd::test

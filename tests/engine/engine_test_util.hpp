@@ -1,0 +1,56 @@
+// Helpers for engine tests: quick softmax runs on the real MNIST, and views of what they record.
+#pragma once
+
+#include <map>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "stalesgd/engine/trainer.hpp"
+#include "support/fixtures.hpp"
+
+namespace stalesgd::test {
+
+// A small, fast configuration: softmax on MNIST, no evaluation traffic to speak of.
+inline TrainerOptions quick_options(const std::string& rule, int workers, int k,
+                                    const std::string& delay) {
+  TrainerOptions o;
+  o.model.name = "softmax";
+  o.rule = {rule, k};
+  o.workers = workers;
+  o.batch = 16;
+  o.lr = 0.05;
+  o.delay = delay;
+  o.eval_every_s = 1000.0;  // one snapshot at the start and one at the end
+  o.eval_test_samples = 1000;
+  o.eval_train_samples = 1000;
+  o.progress = false;
+  return o;
+}
+
+inline RunRecord run_ok(const TrainerOptions& o) {
+  auto run = train(o, mnist());
+  if (!run) FAIL(run.error().message);
+  return std::move(run).value();
+}
+
+// Gradient records grouped by the update they went into.
+inline std::map<std::uint64_t, std::vector<GradientRecord>> by_update(const RunRecord& run) {
+  std::map<std::uint64_t, std::vector<GradientRecord>> m;
+  for (const auto& g : run.gradients) m[g.iteration].push_back(g);
+  return m;
+}
+
+inline bool distinct_workers(const std::vector<GradientRecord>& gs) {
+  std::set<int> ws;
+  for (const auto& g : gs) ws.insert(g.worker);
+  return ws.size() == gs.size();
+}
+
+inline std::uint64_t total(const RunRecord& run, std::uint64_t WorkerRecord::*field) {
+  std::uint64_t n = 0;
+  for (const auto& w : run.workers) n += w.*field;
+  return n;
+}
+
+}  // namespace stalesgd::test

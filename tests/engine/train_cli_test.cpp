@@ -1,0 +1,126 @@
+// `stalesgd train` end to end: bad input gives one line and a non-zero exit before any
+// thread starts; a run writes its files; Ctrl-C stops it, keeps what it recorded, exits 130.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine_test_util.hpp"
+
+using namespace stalesgd;
+using namespace stalesgd::test;
+using Catch::Matchers::Contains;
+
+namespace {
+CliResult train_cli(std::vector<std::string> extra) {
+  std::vector<std::string> args{"train", "--model", "softmax", "--iterations", "10", "--no-progress"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_cli(args);
+}
+}  // namespace
+
+TEST_CASE("train CLI: bad rule, K and delay specs get one line and exit non-zero", "[cli][train]") {
+  TempDir dir;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--rule", "k-sync", "--workers", "4", "--k", "5"}, "--k 5 is out of range for --workers 4"},
+      {{"--rule", "k-sync", "--workers", "4", "--k", "0"}, "1 <= K <= P"},
+      {{"--rule", "k-async", "--workers", "4"}, "needs --k"},
+      {{"--rule", "hogwild", "--workers", "4"}, "unknown rule 'hogwild'"},
+      {{"--rule", "async", "--workers", "2", "--delay", "gamma:mean=1ms"}, "gamma"},
+      {{"--rule", "async", "--workers", "2", "--delay", "exp:shift=1ms"}, "mean"},
+      {{"--rule", "async", "--workers", "2", "--delay", "exp:mean=-5ms"}, "exp:mean"},
+      {{"--rule", "async", "--workers", "2", "--delay", "exp:mean=10"}, "10ms"},
+      {{"--rule", "async", "--workers", "2", "--delay", "const:10parsecs"}, "unit"},
+      {{"--rule", "async", "--workers", "2", "--delay", "trace:" + (dir / "nope.csv").string()}, "nope.csv"},
+      {{"--rule", "async", "--workers", "2", "--delay", "exp:mean=1ms;w5=x3"}, "w5"},
+      {{"--batch", "0"}, "--batch 0"},
+      {{"--lr", "-1"}, "--lr -1"},
+      {{"--model", "resnet"}, "resnet"},
+      {{"--model", "mlp", "--hidden", "256,x"}, "--hidden"},
+      {{"--model", "lenet", "--hidden", "12"}, "--hidden applies to --model mlp only"},
+      {{"--time", "5"}, "--time '5'"},
+      {{"--delay-mode", "sleep"}, "--delay-mode 'sleep'"},
+      {{"--clock", "fast"}, "--clock 'fast'"},
+      {{"--sequential", "--workers", "2"}, "--sequential"},
+      {{"--dataset", "svhn"}, "unknown data set 'svhn'"},
+      {{"--wrkers", "3"}, "wrkers"},
+  };
+  for (const auto& [args, expected] : cases) {
+    auto r = train_cli(args);
+    INFO(args.back() << " -> " << r.output);
+    CHECK(r.exit_code != 0);
+    CHECK(line_count(r.output) == 1);
+    CHECK_THAT(r.output, Contains("stalesgd: error:") && Contains(expected));
+  }
+}
+
+TEST_CASE("train CLI: no budget is an error naming the flags", "[cli][train]") {
+  auto r = run_cli({"train", "--model", "softmax"});
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Contains("--iterations") && Contains("--time"));
+}
+
+TEST_CASE("train CLI: a k-async run writes every output file", "[cli][train]") {
+  TempDir dir;
+  auto r = train_cli({"--rule", "k-async", "--workers", "4", "--k", "2", "--delay", "exp:mean=2ms",
+                      "--iterations", "40", "--out", dir.path().string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("s / iteration") && Contains("theory"));
+  for (const char* f : {"updates.csv", "gradients.csv", "evals.csv", "workers.csv", "summary.json"}) {
+    CHECK(std::filesystem::exists(dir / f));
+  }
+  std::ifstream in(dir / "summary.json");
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["iterations"] == 40);
+  CHECK(j["config"]["rule"] == "k-async");
+  CHECK(j["theory"]["formula"] == "(H_P - H_{P-K}) / mu");
+  CHECK(j["theory"]["seconds_per_iteration"].get<double>() == Approx((1.0 / 4 + 1.0 / 3) * 0.002));
+  CHECK(j["gradients"]["applied"] == 80);
+  std::ifstream updates(dir / "updates.csv");
+  std::string header;
+  std::getline(updates, header);
+  CHECK(header == "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss");
+}
+
+TEST_CASE("train CLI: Ctrl-C stops the run, writes what it recorded, exits 130", "[cli][train]") {
+  TempDir dir;
+  std::vector<std::string> args{STALESGD_CLI, "train", "--model", "softmax", "--rule", "async",
+                                "--workers", "4", "--delay", "exp:mean=5ms", "--time", "600s",
+                                "--no-progress", "--out", dir.path().string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // data loaded, training
+  kill(pid, SIGINT);
+  int status = 0;
+  // A hang guard, not a timing assertion: the run would otherwise go on for 600 s.
+  for (int i = 0; i < 600 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (waitpid(pid, &status, WNOHANG) == 0 && !WIFEXITED(status)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL("stalesgd train did not stop within 30 s of SIGINT");
+  }
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  std::ifstream in(dir / "summary.json");
+  REQUIRE(in.good());
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["stop_reason"] == "interrupted");
+  CHECK(j["iterations"].get<int>() > 0);
+}

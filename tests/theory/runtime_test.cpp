@@ -1,0 +1,87 @@
+// Runtime theory: harmonic numbers, order statistics, and each closed form against the
+// Monte-Carlo simulation of the same rule state machines.
+#include "stalesgd/theory/runtime.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace stalesgd;
+
+namespace {
+StragglerProfile profile(const std::string& spec, int p) {
+  auto r = StragglerProfile::parse(spec, p);
+  REQUIRE(r.ok());
+  return *r;
+}
+}  // namespace
+
+TEST_CASE("harmonic numbers and exponential order statistics", "[theory]") {
+  CHECK(harmonic(0) == 0.0);
+  CHECK(harmonic(1) == 1.0);
+  CHECK(harmonic(4) == Approx(25.0 / 12.0));
+  auto exp = parse_distribution("exp:mean=10ms");
+  REQUIRE(exp.ok());
+  // E[X_{P:P}] = H_P / mu: the sync runtime.
+  CHECK(expected_order_statistic(**exp, 8, 8) == Approx(harmonic(8) * 0.010));
+  CHECK(expected_order_statistic(**exp, 1, 8) == Approx(0.010 / 8));
+}
+
+TEST_CASE("numerical order statistics match the uniform closed form", "[theory]") {
+  auto u = parse_distribution("uniform:10ms..30ms");
+  REQUIRE(u.ok());
+  for (int k = 1; k <= 8; ++k) {
+    // E[U_{K:P}] on [a, b] = a + (b - a) K / (P + 1).
+    CHECK(expected_order_statistic(**u, k, 8) == Approx(0.010 + 0.020 * k / 9.0).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("closed forms agree with the Monte-Carlo estimate", "[theory]") {
+  constexpr int kP = 8;
+  int cells = 0, outside_ci = 0;
+  for (const std::string spec : {"exp:mean=10ms", "shifted-exp:shift=5ms,mean=10ms"}) {
+    const auto prof = profile(spec, kP);
+    for (const std::string rule : {"k-sync", "k-batch-sync", "k-async", "k-batch-async"}) {
+      for (int k = 1; k <= kP; ++k) {
+        auto closed = closed_form_runtime(rule, kP, k, *prof.iid());
+        if (!closed) continue;
+        auto mc = monte_carlo_runtime({rule, k}, kP, prof, 40000, 7);
+        REQUIRE(mc.ok());
+        INFO(rule << " K=" << k << " " << spec << ": closed " << closed->seconds << " mc "
+                  << mc->seconds << " +- " << mc->ci95);
+        if (closed->upper_bound) {
+          CHECK(mc->seconds <= closed->seconds + mc->ci95);
+          continue;
+        }
+        ++cells;
+        // Every cell within twice the 95% half-width (a ~4 sigma band, so never flaky)...
+        CHECK(std::abs(mc->seconds - closed->seconds) <= 2.0 * mc->ci95);
+        outside_ci += std::abs(mc->seconds - closed->seconds) > mc->ci95;
+      }
+    }
+  }
+  // ...and the interval is honest: about 5% of cells, not many more, fall outside it.
+  CHECK(cells >= 40);
+  CHECK(outside_ci <= cells / 6);
+}
+
+TEST_CASE("shifted exponential: k-async is faster per iteration than k-sync", "[theory]") {
+  const auto prof = profile("shifted-exp:shift=10ms,mean=10ms", 8);
+  for (int k = 2; k <= 7; ++k) {
+    auto ksync = monte_carlo_runtime({"k-sync", k}, 8, prof, 20000, 3);
+    auto kasync = monte_carlo_runtime({"k-async", k}, 8, prof, 20000, 3);
+    REQUIRE(ksync.ok());
+    REQUIRE(kasync.ok());
+    INFO("K=" << k);
+    CHECK(kasync->seconds + kasync->ci95 < ksync->seconds - ksync->ci95);
+  }
+}
+
+TEST_CASE("no closed form where the paper gives none", "[theory]") {
+  auto pareto = parse_distribution("pareto:scale=5ms,shape=1.5");
+  REQUIRE(pareto.ok());
+  CHECK_FALSE(closed_form_runtime("k-batch-sync", 8, 2, **pareto).has_value());
+  CHECK_FALSE(closed_form_runtime("k-async", 8, 2, **pareto).has_value());
+  CHECK(closed_form_runtime("k-batch-async", 8, 2, **pareto)->formula == "K E[X] / P");
+  auto heavy = parse_distribution("pareto:scale=5ms,shape=0.9");
+  REQUIRE(heavy.ok());
+  CHECK_FALSE(closed_form_runtime("k-batch-async", 8, 2, **heavy).has_value());
+}
