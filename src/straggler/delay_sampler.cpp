@@ -15,8 +15,8 @@ DelaySampler::DelaySampler(const StragglerProfile& profile, int worker, std::uin
       rng_(derive_seed(run_seed, SeedStream::kDelay, static_cast<std::uint64_t>(worker))),
       trace_rows_(state_->sources.size(), 0) {
   if (worker < 0 || worker >= state_->workers) {
-    throw std::invalid_argument(fmt::format("DelaySampler: worker {} is not in [0, {})", worker,
-                                            state_->workers));
+    throw std::invalid_argument(
+        fmt::format("DelaySampler: worker {} is not in [0, {})", worker, state_->workers));
   }
 }
 

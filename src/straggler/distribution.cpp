@@ -14,10 +14,15 @@ namespace straggler {
 namespace {
 
 // The order here is the order the "unknown distribution" message lists them in.
-const std::array<const FamilyEntry*, 9> kFamilies{
-    &kNoneFamily,   &kConstantFamily,  &kUniformFamily, &kExponentialFamily,
-    &kShiftedExponentialFamily, &kParetoFamily, &kLognormalFamily, &kMixtureFamily,
-    &kTraceFamily};
+const std::array<const FamilyEntry*, 9> kFamilies{&kNoneFamily,
+                                                  &kConstantFamily,
+                                                  &kUniformFamily,
+                                                  &kExponentialFamily,
+                                                  &kShiftedExponentialFamily,
+                                                  &kParetoFamily,
+                                                  &kLognormalFamily,
+                                                  &kMixtureFamily,
+                                                  &kTraceFamily};
 
 }  // namespace
 
@@ -25,9 +30,13 @@ std::string_view family_name(std::string_view text) {
   return spec::trim(text.substr(0, std::min(text.find(':'), text.size())));
 }
 
-double finite_draw(double x) { return std::min(x, std::numeric_limits<double>::max()); }
+double finite_draw(double x) {
+  return std::min(x, std::numeric_limits<double>::max());
+}
 
-double clamp_probability(double p) { return p < 0 ? 0.0 : (p > 1 ? 1.0 : p); }
+double clamp_probability(double p) {
+  return p < 0 ? 0.0 : (p > 1 ? 1.0 : p);
+}
 
 Result<DistPtr> parse_family(std::string_view text, const ParseContext& ctx) {
   text = spec::trim(text);
@@ -63,7 +72,8 @@ Result<DistPtr> parse_family(std::string_view text, const ParseContext& ctx) {
 Result<std::unique_ptr<Distribution>> parse_distribution(std::string_view text,
                                                          const std::filesystem::path& base_dir) {
   if (spec::trim(text).empty()) {
-    return Error{"delay spec is empty; write a distribution, e.g. exp:mean=20ms, or none for no delay"};
+    return Error{
+        "delay spec is empty; write a distribution, e.g. exp:mean=20ms, or none for no delay"};
   }
   auto dist = straggler::parse_family(text, {base_dir, false});
   if (!dist) {

@@ -43,10 +43,9 @@ class Lognormal final : public Distribution {
   bool by_mean_;
 };
 
-constexpr spec::Family kInfo{
-    "lognormal",
-    "lognormal:median=<time>,sigma=<number> (or mean=<time> for median=), "
-    "e.g. lognormal:median=10ms,sigma=0.5"};
+constexpr spec::Family kInfo{"lognormal",
+                             "lognormal:median=<time>,sigma=<number> (or mean=<time> for median=), "
+                             "e.g. lognormal:median=10ms,sigma=0.5"};
 
 Result<DistPtr> parse_lognormal(std::string_view params, const ParseContext&) {
   auto list = spec::ParamList::parse(params, kInfo, {"median", "mean", "sigma"});

@@ -54,7 +54,11 @@ class Mixture final : public Distribution {
       lo = std::min(lo, c.dist->quantile(p));
       hi = std::max(hi, c.dist->quantile(p));
     }
-    if (cdf(lo) >= p || !std::isfinite(hi)) return cdf(lo) >= p ? lo : hi;
+    if (cdf(lo) >= p) return lo;
+    if (!std::isfinite(hi)) {  // a component's quantile overflowed: search up to the largest double
+      hi = std::numeric_limits<double>::max();
+      if (cdf(hi) < p) return std::numeric_limits<double>::infinity();
+    }
     // Invariant: cdf(lo) < p <= cdf(hi). Halve until lo and hi are adjacent doubles.
     for (int i = 0; i < 2100; ++i) {
       const double mid = lo + (hi - lo) / 2;
@@ -79,10 +83,9 @@ class Mixture final : public Distribution {
   std::vector<Component> parts_;
 };
 
-constexpr spec::Family kInfo{
-    "mix",
-    "mix:<weight>*<spec>+<weight>*<spec>... with weights summing to 1, "
-    "e.g. mix:0.9*exp:mean=5ms+0.1*const:200ms"};
+constexpr spec::Family kInfo{"mix",
+                             "mix:<weight>*<spec>+<weight>*<spec>... with weights summing to 1, "
+                             "e.g. mix:0.9*exp:mean=5ms+0.1*const:200ms"};
 
 // Splits at '+' except inside a number's exponent ("1e+3ms").
 std::vector<std::string_view> split_components(std::string_view text) {
@@ -91,8 +94,9 @@ std::vector<std::string_view> split_components(std::string_view text) {
   for (std::size_t i = 0; i <= text.size(); ++i) {
     if (i < text.size()) {
       if (text[i] != '+') continue;
-      const bool exponent = i >= 2 && (text[i - 1] == 'e' || text[i - 1] == 'E') &&
-                            (std::isdigit(static_cast<unsigned char>(text[i - 2])) || text[i - 2] == '.');
+      const bool exponent =
+          i >= 2 && (text[i - 1] == 'e' || text[i - 1] == 'E') &&
+          (std::isdigit(static_cast<unsigned char>(text[i - 2])) || text[i - 2] == '.');
       if (exponent) continue;
     }
     out.push_back(text.substr(start, i - start));
@@ -103,8 +107,9 @@ std::vector<std::string_view> split_components(std::string_view text) {
 
 Result<DistPtr> parse_mixture(std::string_view params, const ParseContext& ctx) {
   if (ctx.in_mixture) {
-    return Error{fmt::format("a mixture cannot contain a mixture; list all components in one "
-                             "mix:, e.g. mix:0.9*exp:mean=5ms+0.1*const:200ms")};
+    return Error{
+        fmt::format("a mixture cannot contain a mixture; list all components in one "
+                    "mix:, e.g. mix:0.9*exp:mean=5ms+0.1*const:200ms")};
   }
   std::vector<Component> parts;
   double sum = 0;
@@ -112,21 +117,24 @@ Result<DistPtr> parse_mixture(std::string_view params, const ParseContext& ctx) 
     item = spec::trim(item);
     const auto star = item.find('*');
     if (star == std::string_view::npos) {
-      return Error{fmt::format("mixture component '{}' has no weight; write <weight>*<spec>, "
-                               "e.g. mix:0.9*exp:mean=5ms+0.1*const:200ms",
-                               spec::printable(item))};
+      return Error{
+          fmt::format("mixture component '{}' has no weight; write <weight>*<spec>, "
+                      "e.g. mix:0.9*exp:mean=5ms+0.1*const:200ms",
+                      spec::printable(item))};
     }
     auto weight = spec::parse_number(item.substr(0, star), "mixture weight");
     if (!weight) return weight.error();
     if (*weight <= 0) {
-      return Error{fmt::format("mixture weight '{}' must be > 0; give every component a positive "
-                               "weight, with weights summing to 1",
-                               spec::printable(spec::trim(item.substr(0, star))))};
+      return Error{
+          fmt::format("mixture weight '{}' must be > 0; give every component a positive "
+                      "weight, with weights summing to 1",
+                      spec::printable(spec::trim(item.substr(0, star))))};
     }
     const std::string_view inner = spec::trim(item.substr(star + 1));
     if (family_name(inner) == "trace") {
-      return Error{"a trace cannot be a mixture component; use trace: as a whole spec or in a "
-                   "per-worker clause, e.g. exp:mean=10ms;w3=trace:delays.csv"};
+      return Error{
+          "a trace cannot be a mixture component; use trace: as a whole spec or in a "
+          "per-worker clause, e.g. exp:mean=10ms;w3=trace:delays.csv"};
     }
     auto dist = parse_family(inner, {ctx.base_dir, true});
     if (!dist) return dist.error();
@@ -134,9 +142,10 @@ Result<DistPtr> parse_mixture(std::string_view params, const ParseContext& ctx) 
     parts.push_back({*weight, sum, std::move(*dist)});
   }
   if (std::abs(sum - 1) > kWeightTolerance) {
-    return Error{fmt::format("mixture weights sum to {:.10g}, not 1; make them sum to 1, "
-                             "e.g. mix:0.9*exp:mean=5ms+0.1*const:200ms",
-                             sum)};
+    return Error{
+        fmt::format("mixture weights sum to {:.10g}, not 1; make them sum to 1, "
+                    "e.g. mix:0.9*exp:mean=5ms+0.1*const:200ms",
+                    sum)};
   }
   for (Component& c : parts) c.cumulative /= sum;
   parts.back().cumulative = 1.0;

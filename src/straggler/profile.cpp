@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <optional>
+#include <tuple>
 
 #include "stalesgd/straggler/duration.hpp"
 #include "straggler/families.hpp"
@@ -31,15 +32,15 @@ constexpr std::string_view kClauseUsage =
 struct Clause {
   int first = 0;  // workers first..last
   int last = 0;
-  double at_s = 0;                // from this time on
-  std::optional<double> factor;   // "x5", or else
-  std::size_t source = 0;         // a distribution (index into sources)
+  double at_s = 0;               // from this time on
+  std::optional<double> factor;  // "x5", or else
+  std::size_t source = 0;        // a distribution (index into sources)
 };
 
 bool looks_like_target(std::string_view text) {
-  return !text.empty() && (text.front() == '*' ||
-                           (text.size() >= 2 && text[0] == 'w' &&
-                            std::isdigit(static_cast<unsigned char>(text[1])) != 0));
+  return !text.empty() &&
+         (text.front() == '*' || (text.size() >= 2 && text[0] == 'w' &&
+                                  std::isdigit(static_cast<unsigned char>(text[1])) != 0));
 }
 
 Result<int> parse_worker(std::string_view text, std::string_view target) {
@@ -52,9 +53,11 @@ Result<int> parse_worker(std::string_view text, std::string_view target) {
   return w;
 }
 
-std::string worker_range_text(int workers) {
-  return workers == 1 ? std::string("there is only worker 0")
-                      : fmt::format("there are workers 0..{}", workers - 1);
+// "there are workers 0..7 (8 workers); name workers in w0-7", or the one-worker variant.
+std::string existing_workers(int workers) {
+  if (workers == 1) return "there is only worker 0; use w0";
+  return fmt::format("there are workers 0..{} ({} workers); name workers in w0-{}", workers - 1,
+                     workers, workers - 1);
 }
 
 // "w3", "w0-3" or "*" -> [first, last].
@@ -74,13 +77,13 @@ Result<std::pair<int, int>> parse_target(std::string_view target, int workers) {
     if (!l) return l.error();
     last = *l;
     if (last < *first) {
-      return Error{fmt::format("worker range '{}' is reversed; write w{}-{}", target, last, *first)};
+      return Error{
+          fmt::format("worker range '{}' is reversed; write w{}-{}", target, last, *first)};
     }
   }
   for (const int w : {*first, last}) {
     if (w >= workers) {
-      return Error{fmt::format("worker {} does not exist: {} ({} workers); name workers in w0-{}",
-                               w, worker_range_text(workers), workers, workers - 1)};
+      return Error{fmt::format("worker {} does not exist: {}", w, existing_workers(workers))};
     }
   }
   return std::pair{*first, last};
@@ -109,16 +112,18 @@ Result<Clause> parse_clause(std::string_view text, ProfileState& state,
   if (!target) return target.error();
   std::tie(clause.first, clause.last) = *target;
   if (rhs.empty()) {
-    return Error{"nothing after '='; give a distribution or a factor, e.g. w3=x5 or "
-                 "w3=const:50ms"};
+    return Error{
+        "nothing after '='; give a distribution or a factor, e.g. w3=x5 or "
+        "w3=const:50ms"};
   }
   if (rhs.front() == 'x') {
     auto factor = spec::parse_number(rhs.substr(1), "factor");
     if (!factor) return Error{fmt::format("{}; write x<number>, e.g. x5", factor.error().message)};
     if (*factor <= 0) {
-      return Error{fmt::format("factor '{}' must be > 0; write e.g. x5 (5x slower) or x0.5, or "
-                               "=none for no delay",
-                               spec::printable(rhs))};
+      return Error{
+          fmt::format("factor '{}' must be > 0; write e.g. x5 (5x slower) or x0.5, or "
+                      "=none for no delay",
+                      spec::printable(rhs))};
     }
     clause.factor = *factor;
     return clause;
@@ -167,7 +172,8 @@ Result<StragglerProfile> StragglerProfile::parse(std::string_view spec_text, int
                                                  const std::filesystem::path& base_dir) {
   const std::string_view text = spec::trim(spec_text);
   if (text.empty()) {
-    return Error{"delay spec is empty; write a distribution, e.g. exp:mean=20ms, or none for no delay"};
+    return Error{
+        "delay spec is empty; write a distribution, e.g. exp:mean=20ms, or none for no delay"};
   }
   const auto fail = [&](const std::string& what) {
     return Error{fmt::format("delay spec '{}': {}", spec::printable(text), what)};
@@ -177,15 +183,17 @@ Result<StragglerProfile> StragglerProfile::parse(std::string_view spec_text, int
   const auto pieces = spec::split(text, ';');
   const std::string_view base = spec::trim(pieces.front());
   if (base.empty() || looks_like_target(base)) {
-    return fail("start with the distribution every worker uses, then the overrides, "
-                "e.g. exp:mean=10ms;w3=x5");
+    return fail(
+        "start with the distribution every worker uses, then the overrides, "
+        "e.g. exp:mean=10ms;w3=x5");
   }
   auto state = std::make_shared<ProfileState>();
   state->workers = workers;
   auto base_dist = straggler::parse_family(base, {base_dir, false});
   if (!base_dist) return fail(base_dist.error().message);
   const straggler::TraceTable* base_trace = straggler::trace_table(**base_dist);
-  state->sources.push_back({std::shared_ptr<const Distribution>(std::move(*base_dist)), base_trace});
+  state->sources.push_back(
+      {std::shared_ptr<const Distribution>(std::move(*base_dist)), base_trace});
   state->description = state->sources.front().dist->describe();
 
   std::vector<Clause> clauses;
@@ -211,16 +219,23 @@ Result<StragglerProfile> StragglerProfile::parse(std::string_view spec_text, int
     const auto& t = state->timeline.back();
     // An override with the base's own spec changes nothing, so it keeps the profile i.i.d.
     iid = iid && t.size() == 1 && t.front().factor == 1.0 &&
-          state->sources[t.front().source].dist->describe() == state->sources.front().dist->describe();
+          state->sources[t.front().source].dist->describe() ==
+              state->sources.front().dist->describe();
   }
   if (iid) state->iid = state->sources.front().dist.get();
   return StragglerProfile(std::move(state));
 }
 
-int StragglerProfile::workers() const { return state_->workers; }
+int StragglerProfile::workers() const {
+  return state_->workers;
+}
 
-const Distribution* StragglerProfile::iid() const { return state_->iid; }
+const Distribution* StragglerProfile::iid() const {
+  return state_->iid;
+}
 
-std::string StragglerProfile::describe() const { return state_->description; }
+std::string StragglerProfile::describe() const {
+  return state_->description;
+}
 
 }  // namespace stalesgd

@@ -37,8 +37,8 @@ class ShiftedExponential final : public Distribution {
   double mean_s_;  // of the exponential part
 };
 
-constexpr spec::Family kInfo{"shifted-exp",
-                             "shifted-exp:shift=<time>,mean=<time>, e.g. shifted-exp:shift=5ms,mean=10ms"};
+constexpr spec::Family kInfo{
+    "shifted-exp", "shifted-exp:shift=<time>,mean=<time>, e.g. shifted-exp:shift=5ms,mean=10ms"};
 
 Result<DistPtr> parse_shifted_exponential(std::string_view params, const ParseContext&) {
   auto list = spec::ParamList::parse(params, kInfo, {"shift", "mean"});

@@ -58,7 +58,9 @@ Result<double> parse_number(std::string_view text, std::string_view what) {
   return v;
 }
 
-std::string format_number(double v) { return fmt::format("{}", v); }
+std::string format_number(double v) {
+  return fmt::format("{}", v);
+}
 
 Result<ParamList> ParamList::parse(std::string_view text, const Family& family,
                                    std::initializer_list<std::string_view> keys) {
@@ -74,8 +76,8 @@ Result<ParamList> ParamList::parse(std::string_view text, const Family& family,
     const std::string_view key = trim(item.substr(0, eq));
     const std::string_view value = trim(item.substr(eq + 1));
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      return Error{fmt::format("unknown parameter '{}' for {}; use {}", printable(key),
-                               family.name, family.usage)};
+      return Error{fmt::format("unknown parameter '{}' for {}; use {}", printable(key), family.name,
+                               family.usage)};
     }
     if (out.has(key)) {
       return Error{fmt::format("parameter '{}' of {} is given twice; use {}", key, family.name,
@@ -94,8 +96,8 @@ Result<std::string_view> ParamList::raw(std::string_view key) const {
   for (const auto& [k, v] : items_) {
     if (k == key) return v;
   }
-  return Error{fmt::format("missing parameter '{}' for {}; use {}", key, family_.name,
-                           family_.usage)};
+  return Error{
+      fmt::format("missing parameter '{}' for {}; use {}", key, family_.name, family_.usage)};
 }
 
 Result<double> ParamList::time(std::string_view key, Bound bound) const {
@@ -112,7 +114,8 @@ Result<double> ParamList::number(std::string_view key, Bound bound) const {
   if (!text) return text.error();
   auto v = parse_number(*text, fmt::format("{} {}", family_.name, key));
   if (!v) return v.error();
-  if ((bound == Bound::kPositive && *v <= 0) || *v < 0) return bound_error(family_, key, *text, bound);
+  if ((bound == Bound::kPositive && *v <= 0) || *v < 0)
+    return bound_error(family_, key, *text, bound);
   return v;
 }
 

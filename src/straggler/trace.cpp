@@ -28,8 +28,8 @@ class Trace final : public Distribution {
       sorted_.insert(sorted_.end(), column.begin(), column.end());
     }
     std::sort(sorted_.begin(), sorted_.end());
-    mean_s_ = std::accumulate(sorted_.begin(), sorted_.end(), 0.0) /
-              static_cast<double>(sorted_.size());
+    mean_s_ =
+        std::accumulate(sorted_.begin(), sorted_.end(), 0.0) / static_cast<double>(sorted_.size());
   }
 
   double sample(Rng& rng) const override { return quantile(uniform01(rng)); }
@@ -84,9 +84,10 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
   const std::string shown = spec::printable(path.string());
   std::error_code ec;
   if (!fs::exists(path, ec)) {
-    return Error{fmt::format("trace file '{}' does not exist; check the path (a relative path is "
-                             "resolved against the base directory)",
-                             shown)};
+    return Error{
+        fmt::format("trace file '{}' does not exist; check the path (a relative path is "
+                    "resolved against the base directory)",
+                    shown)};
   }
   if (fs::is_directory(path, ec)) {
     return Error{fmt::format("trace file '{}' is a directory; name a CSV file", shown)};
@@ -112,9 +113,10 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
       for (std::string_view cell : cells) {
         cell = spec::trim(cell);
         if (cell.empty()) {
-          return fail(fmt::format("header column {} is empty; name every column with its unit, "
-                                  "e.g. w0[ms],w1[ms]",
-                                  table->names.size() + 1));
+          return fail(
+              fmt::format("header column {} is empty; name every column with its unit, "
+                          "e.g. w0[ms],w1[ms]",
+                          table->names.size() + 1));
         }
         auto unit = header_unit(cell);
         if (!unit) return fail(unit.error().message);
@@ -125,18 +127,20 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
       continue;
     }
     if (cells.size() != table->names.size()) {
-      return fail(fmt::format("{} values, but the header has {} columns; give every row one "
-                              "value per column",
-                              cells.size(), table->names.size()));
+      return fail(
+          fmt::format("{} values, but the header has {} columns; give every row one "
+                      "value per column",
+                      cells.size(), table->names.size()));
     }
     for (std::size_t c = 0; c < cells.size(); ++c) {
       const std::string_view cell = spec::trim(cells[c]);
       double v = 0;
       const auto [end, err] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-      const std::string where = fmt::format("value '{}' in column '{}'", spec::printable(cell),
-                                            table->names[c]);
+      const std::string where =
+          fmt::format("value '{}' in column '{}'", spec::printable(cell), table->names[c]);
       if (cell.empty() || err != std::errc() || end != cell.data() + cell.size()) {
-        return fail(where + " is not a number; write plain numbers in the column's unit, e.g. 12.5");
+        return fail(where +
+                    " is not a number; write plain numbers in the column's unit, e.g. 12.5");
       }
       if (!std::isfinite(v)) return fail(where + " is not finite; write a finite delay, e.g. 12.5");
       if (v < 0) return fail(where + " is negative; delays must be >= 0");
@@ -145,14 +149,16 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
   }
   if (in.bad()) return Error{fmt::format("trace file '{}' could not be read to the end", shown)};
   if (table->names.empty()) {
-    return Error{fmt::format("trace file '{}' is empty; its first line must be a header such as "
-                             "w0[ms],w1[ms]",
-                             shown)};
+    return Error{
+        fmt::format("trace file '{}' is empty; its first line must be a header such as "
+                    "w0[ms],w1[ms]",
+                    shown)};
   }
   if (table->columns.front().empty()) {
-    return Error{fmt::format("trace file '{}' has a header but no rows; add at least one row of "
-                             "delays",
-                             shown)};
+    return Error{
+        fmt::format("trace file '{}' has a header but no rows; add at least one row of "
+                    "delays",
+                    shown)};
   }
   return std::shared_ptr<const TraceTable>(std::move(table));
 }

@@ -13,9 +13,9 @@ namespace stalesgd::straggler {
 
 // The parsed file: one column per worker group, every column the same length. Immutable.
 struct TraceTable {
-  std::filesystem::path path;                  // as opened (base_dir applied)
-  std::vector<std::string> names;              // header cells, e.g. "w0[ms]"
-  std::vector<std::vector<double>> columns;    // seconds, >= 0; all the same non-zero length
+  std::filesystem::path path;                // as opened (base_dir applied)
+  std::vector<std::string> names;            // header cells, e.g. "w0[ms]"
+  std::vector<std::vector<double>> columns;  // seconds, >= 0; all the same non-zero length
 
   std::size_t rows() const { return columns.front().size(); }
   // Worker w replays column w mod (number of columns).

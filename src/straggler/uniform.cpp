@@ -45,9 +45,10 @@ Result<DistPtr> parse_uniform(std::string_view params, const ParseContext&) {
   auto hi = parse_duration(params.substr(dots + 2));
   if (!hi) return Error{fmt::format("uniform upper bound: {}", hi.error().message)};
   if (*lo > *hi) {
-    return Error{fmt::format("uniform lower bound {} is above the upper bound {}; write "
-                             "uniform:<lo>..<hi> with lo <= hi, e.g. uniform:5ms..15ms",
-                             format_duration(*lo), format_duration(*hi))};
+    return Error{
+        fmt::format("uniform lower bound {} is above the upper bound {}; write "
+                    "uniform:<lo>..<hi> with lo <= hi, e.g. uniform:5ms..15ms",
+                    format_duration(*lo), format_duration(*hi))};
   }
   return DistPtr(std::make_unique<Uniform>(*lo, *hi));
 }

@@ -37,6 +37,7 @@ TEST_CASE("const errors name the problem and the fix", "[straggler][constant]") 
         "delay spec 'const:10': const: time '10' has no unit; write 10ms or 10s (units: ns, us, "
         "ms, s)");
   CHECK_THAT(parse_error("const:-5ms"), Contains("time '-5ms' is negative"));
-  CHECK_THAT(parse_error("const"), Contains("const needs parameters; use const:<time>, e.g. const:10ms"));
+  CHECK_THAT(parse_error("const"),
+             Contains("const needs parameters; use const:<time>, e.g. const:10ms"));
   CHECK_THAT(parse_error("none:5ms"), Contains("none takes no parameters; write none"));
 }

@@ -21,7 +21,8 @@ std::vector<double> stream(const StragglerProfile& p, int worker, std::uint64_t 
 }
 }  // namespace
 
-TEST_CASE("same seed, same stream; other workers and seeds, other streams", "[straggler][sampler]") {
+TEST_CASE("same seed, same stream; other workers and seeds, other streams",
+          "[straggler][sampler]") {
   const auto p = profile_ok("exp:mean=10ms", 4);
   CHECK(stream(p, 2, 99, 1000) == stream(p, 2, 99, 1000));
   CHECK(stream(p, 2, 99, 1000) != stream(p, 3, 99, 1000));
@@ -43,7 +44,8 @@ TEST_CASE("wN=xF multiplies every draw of worker N", "[straggler][sampler]") {
   CHECK(stream(slow, 2, 7, 100) == stream(base, 2, 7, 100));  // other workers unchanged
 }
 
-TEST_CASE("wN=<spec> gives worker N its own distribution; ranges cover several", "[straggler][sampler]") {
+TEST_CASE("wN=<spec> gives worker N its own distribution; ranges cover several",
+          "[straggler][sampler]") {
   const auto own = profile_ok("exp:mean=10ms;w3=const:50ms", 8);
   for (const double x : stream(own, 3, 1, 50)) CHECK(x == 0.05);
   const auto range = profile_ok("exp:mean=10ms;w0-3=const:1ms", 8);
@@ -90,14 +92,15 @@ TEST_CASE("clauses apply in the order written", "[straggler][sampler]") {
   CHECK(d.next(11) == 3 * 0.01);
 }
 
-TEST_CASE("trace replay: cyclic rows, column w mod columns, factors, resumes", "[straggler][sampler]") {
+TEST_CASE("trace replay: cyclic rows, column w mod columns, factors, resumes",
+          "[straggler][sampler]") {
   TempDir dir;
   std::ofstream(dir / "delays.csv") << "w0[ms],w1[ms]\n1,10\n2,20\n3,30\n";
   const auto p = profile_ok("trace:delays.csv", 4, dir.path());
   CHECK(stream(p, 0, 1, 7) == std::vector<double>{0.001, 0.002, 0.003, 0.001, 0.002, 0.003, 0.001});
   CHECK(stream(p, 1, 1, 4) == std::vector<double>{0.01, 0.02, 0.03, 0.01});
   CHECK(stream(p, 2, 1, 2) == std::vector<double>{0.001, 0.002});  // 2 mod 2 = column 0
-  CHECK(stream(p, 3, 2, 2) == std::vector<double>{0.01, 0.02});   // no randomness: seed irrelevant
+  CHECK(stream(p, 3, 2, 2) == std::vector<double>{0.01, 0.02});    // no randomness: seed irrelevant
 
   const auto scaled = profile_ok("trace:delays.csv;w1=x2", 2, dir.path());
   CHECK(stream(scaled, 1, 1, 2) == std::vector<double>{0.02, 0.04});

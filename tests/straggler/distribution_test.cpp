@@ -28,7 +28,8 @@ const char* const kOnePerFamily[] = {
 };
 }  // namespace
 
-TEST_CASE("every family parses, describes itself canonically and round-trips", "[straggler][distribution]") {
+TEST_CASE("every family parses, describes itself canonically and round-trips",
+          "[straggler][distribution]") {
   TempDir dir;
   std::ofstream(dir / "delays.csv") << "w0[ms],w1[ms]\n1,2\n3,4\n";
   for (const char* spec : kOnePerFamily) {
@@ -63,9 +64,11 @@ TEST_CASE("spec-level errors", "[straggler][distribution]") {
   CHECK(parse_error("expo:mean=10ms") ==
         "delay spec 'expo:mean=10ms': unknown distribution 'expo'; use one of none, const, "
         "uniform, exp, shifted-exp, pareto, lognormal, mix, trace, e.g. exp:mean=20ms");
-  CHECK(parse_error("") == "delay spec is empty; write a distribution, e.g. exp:mean=20ms, or none for no delay");
+  CHECK(parse_error("") ==
+        "delay spec is empty; write a distribution, e.g. exp:mean=20ms, or none for no delay");
   CHECK(parse_error("   ") == parse_error(""));
-  CHECK_THAT(parse_error("exp:mean=10ms\nconst:1ms"), Contains("'exp:mean=10ms?const:1ms'"));  // one line
+  CHECK_THAT(parse_error("exp:mean=10ms\nconst:1ms"),
+             Contains("'exp:mean=10ms?const:1ms'"));  // one line
   CHECK_THAT(parse_error(":10ms"), Contains("unknown distribution ''"));
 }
 

@@ -53,7 +53,8 @@ TEST_CASE("exp errors", "[straggler][exponential]") {
   CHECK_THAT(parse_error("exp:mean=nanms"), Contains("time 'nanms' is not finite"));
   CHECK_THAT(parse_error("exp:mean=1e999ms"), Contains("time '1e999ms' is out of range"));
   CHECK_THAT(parse_error("exp:mean=abc"), Contains("time 'abc' is not a number with a unit"));
-  CHECK_THAT(parse_error("exp:mean=10ms,mean=20ms"), Contains("parameter 'mean' of exp is given twice"));
+  CHECK_THAT(parse_error("exp:mean=10ms,mean=20ms"),
+             Contains("parameter 'mean' of exp is given twice"));
   CHECK_THAT(parse_error("exp:10ms"), Contains("exp parameter '10ms' is not key=value"));
   CHECK_THAT(parse_error("exp:rate=5"), Contains("unknown parameter 'rate' for exp"));
   CHECK_THAT(parse_error("exp"), Contains("exp needs parameters; use exp:mean=<time>"));

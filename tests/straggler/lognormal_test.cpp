@@ -15,7 +15,8 @@ TEST_CASE("lognormal matches its mean, quantiles and cdf", "[straggler][lognorma
   // Phi^-1 at 0.1, 0.5, 0.9, 0.99.
   const double z[] = {-1.2815515655446004, 0.0, 1.2815515655446004, 2.3263478740408408};
   const double p[] = {0.1, 0.5, 0.9, 0.99};
-  for (int i = 0; i < 4; ++i) CHECK(d->quantile(p[i]) == Approx(0.01 * std::exp(0.5 * z[i])).epsilon(1e-13));
+  for (int i = 0; i < 4; ++i)
+    CHECK(d->quantile(p[i]) == Approx(0.01 * std::exp(0.5 * z[i])).epsilon(1e-13));
   CHECK(d->cdf(0.01) == Approx(0.5).epsilon(1e-15));
   CHECK(d->cdf(0.0) == 0.0);
   const Draws draws = draw(*d);
@@ -38,8 +39,12 @@ TEST_CASE("lognormal by mean keeps the mean exactly", "[straggler][lognormal]") 
 TEST_CASE("lognormal errors", "[straggler][lognormal]") {
   CHECK_THAT(parse_error("lognormal:median=10ms,mean=10ms,sigma=1"),
              Contains("lognormal takes median or mean, not both"));
-  CHECK_THAT(parse_error("lognormal:sigma=1"), Contains("missing parameter 'median' for lognormal"));
-  CHECK_THAT(parse_error("lognormal:median=10ms"), Contains("missing parameter 'sigma' for lognormal"));
-  CHECK_THAT(parse_error("lognormal:median=10ms,sigma=-1"), Contains("lognormal sigma must be > 0, got '-1'"));
-  CHECK_THAT(parse_error("lognormal:median=10ms,sigma=1,mu=2"), Contains("unknown parameter 'mu' for lognormal"));
+  CHECK_THAT(parse_error("lognormal:sigma=1"),
+             Contains("missing parameter 'median' for lognormal"));
+  CHECK_THAT(parse_error("lognormal:median=10ms"),
+             Contains("missing parameter 'sigma' for lognormal"));
+  CHECK_THAT(parse_error("lognormal:median=10ms,sigma=-1"),
+             Contains("lognormal sigma must be > 0, got '-1'"));
+  CHECK_THAT(parse_error("lognormal:median=10ms,sigma=1,mu=2"),
+             Contains("unknown parameter 'mu' for lognormal"));
 }

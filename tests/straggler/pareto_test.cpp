@@ -46,8 +46,10 @@ TEST_CASE("pareto errors", "[straggler][pareto]") {
   CHECK(parse_error("pareto:scale=5ms,shape=0") ==
         "delay spec 'pareto:scale=5ms,shape=0': pareto shape must be > 0, got '0'; use "
         "pareto:scale=<time>,shape=<number>, e.g. pareto:scale=5ms,shape=1.5");
-  CHECK_THAT(parse_error("pareto:scale=5ms,shape=1.5ms"), Contains("pareto shape '1.5ms' is not a number"));
-  CHECK_THAT(parse_error("pareto:scale=5ms,shape=inf"), Contains("pareto shape 'inf' is not finite"));
+  CHECK_THAT(parse_error("pareto:scale=5ms,shape=1.5ms"),
+             Contains("pareto shape '1.5ms' is not a number"));
+  CHECK_THAT(parse_error("pareto:scale=5ms,shape=inf"),
+             Contains("pareto shape 'inf' is not finite"));
   CHECK_THAT(parse_error("pareto:scale=0ms,shape=2"), Contains("pareto scale must be > 0"));
   CHECK_THAT(parse_error("pareto:shape=2"), Contains("missing parameter 'scale' for pareto"));
 }

@@ -40,6 +40,7 @@ TEST_CASE("shifted-exp errors", "[straggler][shifted-exp]") {
   CHECK(parse_error("shifted-exp:shift=5ms") ==
         "delay spec 'shifted-exp:shift=5ms': missing parameter 'mean' for shifted-exp; use "
         "shifted-exp:shift=<time>,mean=<time>, e.g. shifted-exp:shift=5ms,mean=10ms");
-  CHECK_THAT(parse_error("shifted-exp:shift=5ms,mean=0s"), Contains("shifted-exp mean must be > 0, got '0s'"));
+  CHECK_THAT(parse_error("shifted-exp:shift=5ms,mean=0s"),
+             Contains("shifted-exp mean must be > 0, got '0s'"));
   CHECK_THAT(parse_error("shifted-exp:shift=-1ms,mean=1s"), Contains("time '-1ms' is negative"));
 }

@@ -54,7 +54,8 @@ TEST_CASE("trace as a distribution is the empirical distribution", "[straggler][
   check_quantiles(draws, *d);
   check_round_trip(*d, dir.path());
   // An absolute path works from any base directory.
-  CHECK(parse_ok("trace:" + (dir / "delays.csv").string(), "/nonexistent")->mean() == Approx(0.0035));
+  CHECK(parse_ok("trace:" + (dir / "delays.csv").string(), "/nonexistent")->mean() ==
+        Approx(0.0035));
 }
 
 TEST_CASE("trace file errors name the file and the line", "[straggler][trace]") {
@@ -75,17 +76,24 @@ TEST_CASE("trace file errors name the file and the line", "[straggler][trace]") 
   CHECK_THAT(error_for("w0[ms]\n1\nabc\n"),
              Contains("t.csv' line 3: value 'abc' in column 'w0[ms]' is not a number; write plain "
                       "numbers in the column's unit, e.g. 12.5"));
-  CHECK_THAT(error_for("w0[ms]\n1ms\n"), Contains("line 2: value '1ms' in column 'w0[ms]' is not a number"));
-  CHECK_THAT(error_for("w0[ms]\n-1\n"), Contains("line 2: value '-1' in column 'w0[ms]' is negative"));
-  CHECK_THAT(error_for("w0[ms]\n\ninf\n"), Contains("line 3: value 'inf' in column 'w0[ms]' is not finite"));
+  CHECK_THAT(error_for("w0[ms]\n1ms\n"),
+             Contains("line 2: value '1ms' in column 'w0[ms]' is not a number"));
+  CHECK_THAT(error_for("w0[ms]\n-1\n"),
+             Contains("line 2: value '-1' in column 'w0[ms]' is negative"));
+  CHECK_THAT(error_for("w0[ms]\n\ninf\n"),
+             Contains("line 3: value 'inf' in column 'w0[ms]' is not finite"));
   CHECK_THAT(error_for("w0[ms]\n,\n"), Contains("line 2: 2 values, but the header has 1 columns"));
   CHECK_THAT(error_for("w0[ms]\n\n"), Contains("has a header but no rows"));
-  CHECK_THAT(error_for("# only a comment\n"), Contains("is empty; its first line must be a header such as w0[ms],w1[ms]"));
+  CHECK_THAT(error_for("# only a comment\n"),
+             Contains("is empty; its first line must be a header such as w0[ms],w1[ms]"));
   CHECK_THAT(error_for(""), Contains("is empty"));
-  CHECK_THAT(error_for("w0,w1\n1,2\n"),
-             Contains("line 1: column 'w0' has no unit; write it as w0[ms] (units: ns, us, ms, s)"));
-  CHECK_THAT(error_for("w0[sec]\n1\n"), Contains("line 1: column 'w0[sec]' has unknown unit 'sec'"));
+  CHECK_THAT(
+      error_for("w0,w1\n1,2\n"),
+      Contains("line 1: column 'w0' has no unit; write it as w0[ms] (units: ns, us, ms, s)"));
+  CHECK_THAT(error_for("w0[sec]\n1\n"),
+             Contains("line 1: column 'w0[sec]' has unknown unit 'sec'"));
   CHECK_THAT(error_for("w0[ms],,w2[ms]\n1,2,3\n"), Contains("line 1: header column 2 is empty"));
   CHECK_THAT(parse_error("trace:.", dir.path()), Contains("is a directory"));
-  CHECK_THAT(parse_error("trace:", dir.path()), Contains("trace needs parameters; use trace:<file.csv>"));
+  CHECK_THAT(parse_error("trace:", dir.path()),
+             Contains("trace needs parameters; use trace:<file.csv>"));
 }

@@ -39,5 +39,6 @@ TEST_CASE("uniform errors", "[straggler][uniform]") {
         "write uniform:<lo>..<hi> with lo <= hi, e.g. uniform:5ms..15ms");
   CHECK_THAT(parse_error("uniform:5ms-15ms"), Contains("has no '..'; use uniform:<lo>..<hi>"));
   CHECK_THAT(parse_error("uniform:5..15ms"), Contains("uniform lower bound: time '5' has no unit"));
-  CHECK_THAT(parse_error("uniform:5ms..15"), Contains("uniform upper bound: time '15' has no unit"));
+  CHECK_THAT(parse_error("uniform:5ms..15"),
+             Contains("uniform upper bound: time '15' has no unit"));
 }

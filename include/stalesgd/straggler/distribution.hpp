@@ -30,11 +30,11 @@ class Distribution {
  public:
   virtual ~Distribution() = default;
 
-  virtual double sample(Rng& rng) const = 0;        // seconds, >= 0
-  virtual double mean() const = 0;                  // seconds; +infinity when there is none
-  virtual double cdf(double x_seconds) const = 0;   // P(X <= x)
-  virtual double quantile(double p) const = 0;      // inf{x : cdf(x) >= p}, p in [0, 1]
-  virtual std::string describe() const = 0;         // canonical spec; parses back to the same
+  virtual double sample(Rng& rng) const = 0;       // seconds, >= 0
+  virtual double mean() const = 0;                 // seconds; +infinity when there is none
+  virtual double cdf(double x_seconds) const = 0;  // P(X <= x)
+  virtual double quantile(double p) const = 0;     // inf{x : cdf(x) >= p}, p in [0, 1]
+  virtual std::string describe() const = 0;        // canonical spec; parses back to the same
   // {shift, mean} for exp and shifted-exp, nullopt for every other family.
   virtual std::optional<ShiftedExponentialParams> as_shifted_exponential() const {
     return std::nullopt;
@@ -45,7 +45,7 @@ class Distribution {
 // A trace file ("trace:delays.csv") is read now, relative to base_dir; as a Distribution it is
 // the empirical distribution of all its values (StragglerProfile replays it row by row).
 // The error message is one line, "delay spec '<text>': <problem>; <fix>".
-Result<std::unique_ptr<Distribution>> parse_distribution(std::string_view text,
-                                                         const std::filesystem::path& base_dir = ".");
+Result<std::unique_ptr<Distribution>> parse_distribution(
+    std::string_view text, const std::filesystem::path& base_dir = ".");
 
 }  // namespace stalesgd
