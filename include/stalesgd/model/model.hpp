@@ -1,0 +1,92 @@
+// Model: the interface every model (softmax, mlp, lenet, cifar-cnn) implements, over one flat
+// float parameter vector so that the server stays model-agnostic: an update is one axpy, a
+// snapshot one copy.
+//
+// Thread safety: a Model is immutable after construction; all its methods are const and may be
+// called from any number of threads at once, each with its own Workspace. A Workspace holds one
+// thread's scratch buffers (activations, im2col, ...) so that a step allocates nothing.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stalesgd/data/dataset.hpp"
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd {
+
+// `size` contiguous samples: features row-major (size x input dim), one label each.
+struct Batch {
+  const float* features = nullptr;
+  const std::uint8_t* labels = nullptr;
+  int size = 0;
+};
+
+struct EvalResult {
+  double loss = 0.0;   // mean cross-entropy (without the L2 term)
+  double error = 0.0;  // fraction misclassified, in [0, 1]
+};
+
+// Per-thread scratch; each model defines its own. Opaque to callers.
+class Workspace {
+ public:
+  virtual ~Workspace() = default;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  // e.g. "mlp(784-256-128-10)"
+  virtual std::string describe() const = 0;
+  virtual std::size_t num_params() const = 0;
+
+  // Fills `w` (num_params() floats) deterministically from `seed`.
+  virtual void init_params(std::span<float> w, std::uint64_t seed) const = 0;
+
+  // Scratch for batches of up to `max_batch` samples.
+  virtual std::unique_ptr<Workspace> make_workspace(int max_batch) const = 0;
+
+  // Mean cross-entropy over the batch (plus the L2 term, if any) at parameters `w`, and its
+  // gradient written into `grad` (num_params() floats, overwritten). `cancel`, when non-null, is
+  // polled between layers: if it reads true the computation stops and nullopt is returned
+  // (`grad` is then unspecified). Allocates nothing once `ws` has been used for this batch size.
+  virtual std::optional<float> loss_and_gradient(std::span<const float> w, const Batch& batch,
+                                                 std::span<float> grad, Workspace& ws,
+                                                 const std::atomic<bool>* cancel = nullptr) const = 0;
+
+  // Mean loss and error of `w` over the first `max_samples` samples of `data` (all when 0),
+  // in chunks of the workspace's max batch.
+  virtual EvalResult evaluate(std::span<const float> w, const Split& data, Workspace& ws,
+                              std::size_t max_samples = 0) const = 0;
+
+  // Floating-point operations of one loss_and_gradient on `batch_size` samples, counting 2 per
+  // multiply-add of the matrix products (forward and backward; elementwise work not counted)
+  // as if the input were dense. For benchmarks and docs; 0 when unknown.
+  virtual double gradient_flops(int /*batch_size*/) const { return 0.0; }
+};
+
+// What to build: the CLI's --model, --hidden and --l2.
+struct ModelSpec {
+  std::string name = "softmax";  // softmax | mlp | lenet | cifar-cnn
+  std::vector<int> hidden;       // mlp only: hidden layer sizes (default 128)
+  float l2 = 0.0f;               // L2 coefficient lambda: adds lambda/2 * ||w||^2 (weights only)
+};
+
+const std::vector<std::string>& model_names();
+
+// Parses a --hidden list such as "256,128"; the error names the bad element.
+Result<std::vector<int>> parse_hidden_sizes(const std::string& text);
+
+// Builds the model for samples of `input` shape and `num_classes` classes. Errors (unknown
+// model, a model that does not fit the shape, bad hidden sizes) name the problem and the fix.
+Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, const ImageShape& input,
+                                          int num_classes);
+
+}  // namespace stalesgd

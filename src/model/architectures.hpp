@@ -1,0 +1,25 @@
+// The four architectures behind make_model (factory.cpp), one file each. Shapes are checked by
+// make_model; these builders assume they fit.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "stalesgd/model/model.hpp"
+
+namespace stalesgd::model {
+
+// Multinomial logistic regression: one dense layer, D -> classes.
+std::unique_ptr<Model> make_softmax(const ImageShape& input, int classes, float l2);
+
+// D -> hidden[0] -> ... -> classes, ReLU after every hidden layer.
+std::unique_ptr<Model> make_mlp(const ImageShape& input, int classes,
+                                const std::vector<int>& hidden, float l2);
+
+// LeNet-5 for 1x28x28 images.
+std::unique_ptr<Model> make_lenet(int classes, float l2);
+
+// A small CNN for 3x32x32 images.
+std::unique_ptr<Model> make_cifar_cnn(int classes, float l2);
+
+}  // namespace stalesgd::model

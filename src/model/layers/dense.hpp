@@ -1,0 +1,49 @@
+// Dense (fully connected) layer: y = W x + b, optionally followed by a ReLU (fused).
+// Parameters: W (out x in, column-major: column p holds the weights from input p), then b (out).
+// Forward Y = W X (one GEMM over the batch); backward dW = dY X^T, db = dY 1, dX = W^T dY.
+// When it reads the network input, a sparse batch (mostly exact zeros, as MNIST) takes the
+// SparseInput path instead of the GEMMs.
+#pragma once
+
+#include "model/layers/layer.hpp"
+
+namespace stalesgd::model {
+
+struct DenseConfig {
+  int in = 0;
+  int out = 0;
+  bool relu = false;
+  bool reads_input = false;  // first layer: never needs dX; may take the sparse path
+  bool allow_sparse = true;  // tests switch it off to compare the two paths
+};
+
+class Dense final : public Layer {
+ public:
+  // Input batches with at most this fraction of nonzeros take the sparse path. Measured on this
+  // machine (benchmarks/kernel_bench --sparse-sweep): the sparse path wins up to about half.
+  static constexpr double kMaxSparseDensity = 0.35;
+
+  explicit Dense(DenseConfig config);
+
+  std::string describe() const override;
+  std::size_t input_size() const override { return config_.in; }
+  std::size_t output_size() const override { return config_.out; }
+  std::size_t num_weights() const override;
+  std::size_t num_params() const override;
+  // He-uniform before a ReLU, Glorot-uniform otherwise; biases 0.
+  void init_params(float* w, Rng& rng) const override;
+  std::unique_ptr<LayerScratch> make_scratch(int max_batch, GemmScratch& gemm) const override;
+  void forward(const float* w, const float* in, float* out, int n, LayerScratch& s,
+               GemmScratch& gemm) const override;
+  void backward(const float* w, const float* in, const float* out, float* dout, float* din,
+                float* dw, int n, LayerScratch& s, GemmScratch& gemm) const override;
+  double flops(int n, bool with_din) const override;
+
+ private:
+  // Reads the network input, may skip its zeros, and is wide enough for SparseInput to pay.
+  bool sparse_capable() const;
+
+  DenseConfig config_;
+};
+
+}  // namespace stalesgd::model

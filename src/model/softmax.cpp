@@ -1,0 +1,20 @@
+// softmax: multinomial logistic regression, p(y | x) = softmax(W x + b), with the optional
+// L2 term lambda/2 ||W||^2 this is the strongly convex case of the paper's analysis
+// (Dutta et al. 2018, §5 assumes strong convexity for the error-runtime bounds).
+#include <fmt/format.h>
+
+#include "model/architectures.hpp"
+#include "model/layers/dense.hpp"
+#include "model/network.hpp"
+
+namespace stalesgd::model {
+
+std::unique_ptr<Model> make_softmax(const ImageShape& input, int classes, float l2) {
+  const int dim = static_cast<int>(input.dim());
+  std::vector<std::unique_ptr<Layer>> layers;
+  layers.push_back(std::make_unique<Dense>(DenseConfig{dim, classes, false, true}));
+  return std::make_unique<Network>(fmt::format("softmax({}-{})", dim, classes), input, classes,
+                                   std::move(layers), l2);
+}
+
+}  // namespace stalesgd::model
