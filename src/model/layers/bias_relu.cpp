@@ -5,6 +5,8 @@
 
 #include <Eigen/Core>
 
+#include "model/simd.hpp"
+
 namespace stalesgd::model {
 namespace {
 
@@ -72,6 +74,47 @@ void bias_gradient(const float* dy, int rows, std::size_t cols, float* db) {
   Eigen::Map<Eigen::VectorXf> bias(db, rows);
   bias.setZero();
   for (Eigen::Index j = 0; j < g.cols(); ++j) bias += g.col(j);
+}
+
+void bias_relu_backward(const float* y, float* dy, int rows, std::size_t cols, bool relu,
+                        float* db) {
+  using simd::kLanes;
+  using simd::Packet;
+  namespace ei = Eigen::internal;
+  // Walk dy flat in runs of `len` floats, a whole number of both columns and registers, with
+  // one accumulator register per position in the run; fold the run onto the rows at the end.
+  constexpr int kMaxRun = 512;
+  const int len = rows * (kLanes / std::gcd(rows, kLanes));
+  if (len > kMaxRun) {
+    if (relu) relu_backward(y, dy, static_cast<std::size_t>(rows) * cols);
+    bias_gradient(dy, rows, cols, db);
+    return;
+  }
+  alignas(64) Packet acc[kMaxRun / kLanes];
+  const int registers = len / kLanes;
+  for (int q = 0; q < registers; ++q) acc[q] = ei::pset1<Packet>(0.0f);
+  const std::size_t size = static_cast<std::size_t>(rows) * cols;
+  const Packet zero = ei::pset1<Packet>(0.0f);
+  std::size_t i = 0;
+  for (; i + len <= size; i += len) {
+    for (int q = 0; q < registers; ++q) {
+      float* d = dy + i + q * kLanes;
+      Packet g = ei::ploadu<Packet>(d);
+      if (relu) {
+        g = ei::pand(ei::pcmp_lt(zero, ei::ploadu<Packet>(y + i + q * kLanes)), g);
+        ei::pstoreu(d, g);
+      }
+      acc[q] = ei::padd(acc[q], g);
+    }
+  }
+  alignas(64) float sums[kMaxRun];
+  for (int q = 0; q < registers; ++q) ei::pstore(sums + q * kLanes, acc[q]);
+  for (int t = 0; i < size; ++i, ++t) {  // the last, partial run
+    if (relu && !(y[i] > 0.0f)) dy[i] = 0.0f;
+    sums[t] += dy[i];
+  }
+  std::fill(db, db + rows, 0.0f);
+  for (int t = 0; t < len; ++t) db[t % rows] += sums[t];
 }
 
 }  // namespace stalesgd::model

@@ -16,4 +16,9 @@ void relu_backward(const float* y, float* dy, std::size_t size);
 // db = sum over columns of dy (the bias gradient), overwriting db.
 void bias_gradient(const float* dy, int rows, std::size_t cols, float* db);
 
+// relu_backward (when `relu`) then bias_gradient in one pass over dy: a conv layer's output
+// gradient is megabytes, and memory bandwidth is what these two passes cost.
+void bias_relu_backward(const float* y, float* dy, int rows, std::size_t cols, bool relu,
+                        float* db);
+
 }  // namespace stalesgd::model

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 
+#include <Eigen/Core>
 #include <fmt/format.h>
 
 #include "model/buffer.hpp"
 #include "model/init.hpp"
 #include "model/layers/bias_relu.hpp"
+#include "model/layers/direct_conv.hpp"
 
 namespace stalesgd::model {
 namespace {
@@ -16,9 +18,11 @@ namespace {
 constexpr std::size_t kPanelFloats = 128 * 1024;
 
 struct ConvScratch final : LayerScratch {
+  std::unique_ptr<DirectConv> direct;  // first layers with few channels (see direct_conv.hpp)
   int chunk = 1;  // samples per im2col panel
   Buffer cols;   // K x (chunk * P) or its transpose (planar layout)
   Buffer dcols;  // same shape, for dX
+  Buffer dwt;    // dW^T (K x F), accumulated over the chunks
 };
 
 }  // namespace
@@ -59,6 +63,10 @@ int Conv2d::chunk(int max_batch) const {
 
 std::unique_ptr<LayerScratch> Conv2d::make_scratch(int max_batch, GemmScratch& gs) const {
   auto s = std::make_unique<ConvScratch>();
+  if (DirectConv::supports(geometry_)) {
+    s->direct = std::make_unique<DirectConv>(geometry_, config_.filters);
+  }
+  // The im2col path is also the direct layers' dX (only tests ask a first layer for it).
   const std::size_t k = geometry_.patch();
   s->chunk = chunk(max_batch);
   const std::size_t cols = static_cast<std::size_t>(s->chunk) * geometry_.pixels();
@@ -66,7 +74,8 @@ std::unique_ptr<LayerScratch> Conv2d::make_scratch(int max_batch, GemmScratch& g
   s->dcols.resize(k * cols);
   const std::size_t f = config_.filters;
   gs.reserve(f, cols, k);  // Y = W cols
-  gs.reserve(f, k, cols);  // dW = dY cols^T
+  s->dwt.resize(k * f);
+  gs.reserve(k, f, cols);  // dW^T = cols dY^T
   gs.reserve(k, cols, f);  // dcols = W^T dY (interleaved)
   gs.reserve(cols, k, f);  // dcols^T = dY^T W (planar)
   return s;
@@ -75,6 +84,10 @@ std::unique_ptr<LayerScratch> Conv2d::make_scratch(int max_batch, GemmScratch& g
 void Conv2d::forward(const float* w, const float* in, float* out, int n, LayerScratch& scratch,
                      GemmScratch& gs) const {
   auto& s = static_cast<ConvScratch&>(scratch);
+  if (s.direct) {
+    s.direct->forward(w, w + num_weights(), config_.relu, in, n, out);
+    return;
+  }
   const int f = config_.filters;
   const int k = geometry_.patch();
   const std::size_t p = geometry_.pixels();
@@ -105,18 +118,23 @@ void Conv2d::backward(const float* w, const float* in, const float* out, float* 
   const int step = s.chunk;
   const bool planar = geometry_.planar_layout();
   const std::size_t total = static_cast<std::size_t>(n) * p;
-  if (config_.relu) relu_backward(out, dout, f * total);
-  bias_gradient(dout, f, total, dw + num_weights());
-  std::fill(dw, dw + num_weights(), 0.0f);
+  bias_relu_backward(out, dout, f, total, config_.relu, dw + num_weights());
+  if (s.direct && din == nullptr) {
+    s.direct->weight_gradient(in, dout, n, dw);
+    return;
+  }
+  // dW^T = cols dY^T rather than dW = dY cols^T: the GEMM kernel is fast along the output's
+  // contiguous dimension, here K (25..800) rather than F (6..64).
+  std::fill(s.dwt.begin(), s.dwt.end(), 0.0f);
   for (int s0 = 0; s0 < n; s0 += step) {
     const int m = std::min(step, n - s0);
     const int cols = static_cast<int>(m * p);
     const float* dy = dout + s0 * output_size();
     im2col(geometry_, in + s0 * input_size(), m, s.cols.data());
     if (planar) {
-      gemm(Op::kN, Op::kN, f, k, cols, 1.0f, dy, f, s.cols.data(), cols, dw, f, gs);
+      gemm(Op::kT, Op::kT, k, f, cols, 1.0f, s.cols.data(), cols, dy, f, s.dwt.data(), k, gs);
     } else {
-      gemm(Op::kN, Op::kT, f, k, cols, 1.0f, dy, f, s.cols.data(), k, dw, f, gs);
+      gemm(Op::kN, Op::kT, k, f, cols, 1.0f, s.cols.data(), k, dy, f, s.dwt.data(), k, gs);
     }
     if (din == nullptr) continue;
     std::fill(s.dcols.begin(), s.dcols.begin() + static_cast<std::size_t>(k) * cols, 0.0f);
@@ -127,6 +145,7 @@ void Conv2d::backward(const float* w, const float* in, const float* out, float* 
     }
     col2im(geometry_, s.dcols.data(), m, din + s0 * input_size());
   }
+  Eigen::Map<Eigen::MatrixXf>(dw, f, k) = Eigen::Map<const Eigen::MatrixXf>(s.dwt.data(), k, f).transpose();
 }
 
 double Conv2d::flops(int n, bool with_din) const {

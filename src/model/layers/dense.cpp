@@ -94,8 +94,7 @@ void Dense::backward(const float* w, const float* in, const float* out, float* d
   auto& s = static_cast<DenseScratch&>(scratch);
   const int rows = config_.out;
   const int k = config_.in;
-  if (config_.relu) relu_backward(out, dout, static_cast<std::size_t>(rows) * n);
-  bias_gradient(dout, rows, static_cast<std::size_t>(n), dw + num_weights());
+  bias_relu_backward(out, dout, rows, static_cast<std::size_t>(n), config_.relu, dw + num_weights());
   if (s.used_sparse) {
     s.sparse.weight_gradient(dout, dw);
   } else if (rows < kNarrow) {

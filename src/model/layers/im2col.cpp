@@ -1,8 +1,9 @@
 #include "model/layers/im2col.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <type_traits>
+
+#include "model/simd.hpp"
 
 namespace stalesgd::model {
 namespace {
@@ -13,6 +14,30 @@ template <bool kAdjoint>
 using InPtr = std::conditional_t<kAdjoint, float*, const float*>;
 template <bool kAdjoint>
 using ColsPtr = std::conditional_t<kAdjoint, const float*, float*>;
+
+using simd::kLanes;
+using simd::Packet;
+namespace ei = Eigen::internal;
+
+// The copies here are a few dozen floats each (a patch row, an image row): inline register
+// moves, with a masked last register, beat a call to memcpy/memset.
+void copy_floats(float* dst, const float* src, int n) { simd::copy(dst, src, n); }
+void add_floats(float* dst, const float* src, int n) {
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    ei::pstoreu(dst + i, ei::padd(ei::ploadu<Packet>(dst + i), ei::ploadu<Packet>(src + i)));
+  }
+  if (i < n) {
+    simd::store_partial(dst + i, n - i,
+                        ei::padd(simd::load_partial(dst + i, n - i), simd::load_partial(src + i, n - i)));
+  }
+}
+void zero_floats(float* dst, int n) {
+  const Packet zero = ei::pset1<Packet>(0.0f);
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) ei::pstoreu(dst + i, zero);
+  if (i < n) simd::store_partial(dst + i, n - i, zero);
+}
 
 // Output columns xo whose input column xo + kx - pad lies inside [0, width).
 struct Span {
@@ -45,17 +70,17 @@ void planar(const ConvGeometry& g, InPtr<kAdjoint> in, int m, ColsPtr<kAdjoint> 
             const auto dst = col + s * p + static_cast<std::size_t>(yo) * wo;
             const int yi = yo + ky - g.pad;
             if (yi < 0 || yi >= g.height) {
-              if constexpr (!kAdjoint) std::fill(dst, dst + wo, 0.0f);
+              if constexpr (!kAdjoint) zero_floats(dst, wo);
               continue;
             }
             const auto src = src_plane + static_cast<std::size_t>(yi) * g.width;
+            const int len = span.end - span.begin;
             if constexpr (kAdjoint) {
-              for (int xo = span.begin; xo < span.end; ++xo) src[xo + shift] += dst[xo];
+              add_floats(src + span.begin + shift, dst + span.begin, len);
             } else {
-              std::fill(dst, dst + span.begin, 0.0f);
-              std::memcpy(dst + span.begin, src + (span.begin + shift),
-                          sizeof(float) * (span.end - span.begin));
-              std::fill(dst + span.end, dst + wo, 0.0f);
+              zero_floats(dst, span.begin);
+              copy_floats(dst + span.begin, src + span.begin + shift, len);
+              zero_floats(dst + span.end, wo - span.end);
             }
           }
         }
@@ -83,16 +108,16 @@ void interleaved(const ConvGeometry& g, InPtr<kAdjoint> in, int m, ColsPtr<kAdjo
           const auto dst = patch + ky * row;
           const int yi = yo + ky - g.pad;
           if (yi < 0 || yi >= g.height) {
-            if constexpr (!kAdjoint) std::fill(dst, dst + row, 0.0f);
+            if constexpr (!kAdjoint) zero_floats(dst, row);
             continue;
           }
           const auto src_row = image + static_cast<std::size_t>(yi) * g.width * c;
           if (inside_x) {
             const auto src = src_row + static_cast<std::size_t>(xi0) * c;
             if constexpr (kAdjoint) {
-              for (int t = 0; t < row; ++t) src[t] += dst[t];
+              add_floats(src, dst, row);
             } else {
-              std::memcpy(dst, src, sizeof(float) * row);
+              copy_floats(dst, src, row);
             }
             continue;
           }
@@ -100,14 +125,14 @@ void interleaved(const ConvGeometry& g, InPtr<kAdjoint> in, int m, ColsPtr<kAdjo
             const int xi = xi0 + kx;
             const auto d = dst + kx * c;
             if (xi < 0 || xi >= g.width) {
-              if constexpr (!kAdjoint) std::fill(d, d + c, 0.0f);
+              if constexpr (!kAdjoint) zero_floats(d, c);
               continue;
             }
             const auto src = src_row + static_cast<std::size_t>(xi) * c;
             if constexpr (kAdjoint) {
-              for (int t = 0; t < c; ++t) src[t] += d[t];
+              add_floats(src, d, c);
             } else {
-              std::memcpy(d, src, sizeof(float) * c);
+              copy_floats(d, src, c);
             }
           }
         }

@@ -1,6 +1,7 @@
 // 2x2 max pooling with stride 2 on HWC activations (floor: an odd last row or column is
-// dropped). Forward keeps which of the four inputs won (the "switch") for the backward pass,
-// which routes each output gradient to that input and zero to the other three.
+// dropped). Backward routes each output gradient to the input that won (the first of equal
+// ones) and zero to the other three; the winner is found again from the input and output
+// rather than stored, which keeps both passes vectorised over the channels.
 #pragma once
 
 #include "model/layers/layer.hpp"

@@ -3,51 +3,25 @@
 #include <algorithm>
 
 #include <Eigen/Core>
+
+#include "model/simd.hpp"
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
-// Eigen's packet types are SIMD vector types whose alignment attributes GCC drops (harmlessly)
-// when they are template arguments; Eigen silences the same warning in its own headers.
-#pragma GCC diagnostic ignored "-Wignored-attributes"
-
 namespace stalesgd::model {
 namespace {
 
+using simd::kLanes;
+using simd::Packet;
 namespace ei = Eigen::internal;
-using Packet = ei::packet_traits<float>::type;
-constexpr int kLanes = ei::unpacket_traits<Packet>::size;
-#if defined(EIGEN_VECTORIZE_AVX512) || defined(EIGEN_VECTORIZE_AVX)
-constexpr bool kMasked = true;  // Eigen has masked loads and stores for this packet
-using Mask = ei::unpacket_traits<Packet>::mask_t;
-#else
-constexpr bool kMasked = false;
-using Mask = unsigned;
-#endif
 
-// Loads rows [r, r + lanes) of a column of `rows` floats; past the end the lanes read as 0 and
-// the memory there is not touched (masked load, or a copy through a zero-padded register).
+// Rows [r, r + lanes) of a column of `rows` floats (a partial register at the end).
 Packet load_rows(const float* col, int r, int rows) {
-  if (r + kLanes <= rows) return ei::ploadu<Packet>(col + r);
-  if constexpr (kMasked) {
-    return ei::ploadu<Packet>(col + r, static_cast<Mask>((1u << (rows - r)) - 1u));
-  } else {
-    alignas(64) float tmp[kLanes] = {};
-    std::copy(col + r, col + rows, tmp);
-    return ei::pload<Packet>(tmp);
-  }
+  return simd::load_partial(col + r, std::min(kLanes, rows - r));
 }
-
-// Stores rows [r, min(r + lanes, rows)) of `v` into a column of `rows` floats.
 void store_rows(float* col, int r, int rows, const Packet& v) {
-  if (r + kLanes <= rows) return ei::pstoreu(col + r, v);
-  if constexpr (kMasked) {
-    ei::pstoreu(col + r, v, static_cast<Mask>((1u << (rows - r)) - 1u));
-  } else {
-    alignas(64) float tmp[kLanes];
-    ei::pstore(tmp, v);
-    std::copy(tmp, tmp + (rows - r), col + r);
-  }
+  simd::store_partial(col + r, std::min(kLanes, rows - r), v);
 }
 
 // The kernels below work on blocks of rows [r, r + kK registers); kK == 0 stands for the last,

@@ -43,3 +43,22 @@ TEST_CASE("ReLU backward keeps the gradient where the output is positive", "[mod
   relu_backward(y.data(), dy.data(), dy.size());
   CHECK(dy == std::vector<float>{0.0f, 2.0f, 0.0f, 4.0f});
 }
+
+TEST_CASE("Fused ReLU and bias backward equals the two passes", "[model][bias_relu]") {
+  for (int rows : {6, 10, 16, 84, 120, 1000}) {  // 1000: run too long, falls back to two passes
+    for (std::size_t cols : {std::size_t{1}, std::size_t{7}, std::size_t{200}}) {
+      for (bool relu : {false, true}) {
+        INFO("rows " << rows << " cols " << cols << " relu " << relu);
+        const auto y = random_floats(rows * cols, -1.0f, 1.0f, 21);
+        auto d1 = random_floats(rows * cols, -1.0f, 1.0f, 22);
+        auto d2 = d1;
+        std::vector<float> b1(rows), b2(rows);
+        if (relu) relu_backward(y.data(), d1.data(), d1.size());
+        bias_gradient(d1.data(), rows, cols, b1.data());
+        bias_relu_backward(y.data(), d2.data(), rows, cols, relu, b2.data());
+        REQUIRE(d1 == d2);
+        for (int r = 0; r < rows; ++r) REQUIRE(b2[r] == Approx(b1[r]).margin(1e-4));
+      }
+    }
+  }
+}

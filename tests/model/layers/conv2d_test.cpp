@@ -97,3 +97,30 @@ TEST_CASE("Conv2d splits large batches into im2col chunks", "[model][conv2d]") {
   const auto expect = direct_conv(ConvConfig{1, 28, 28, 6, 5, 2, true, true}, w, x, n);
   for (std::size_t i = 0; i < out.size(); ++i) REQUIRE(out[i] == Approx(expect[i]).margin(1e-5));
 }
+
+TEST_CASE("Conv2d first-layer direct kernels match the im2col path", "[model][conv2d]") {
+  // A first layer (CHW input, few channels) runs DirectConv, except that asking for dX (which
+  // the network never does for its first layer) takes the im2col path: compare their dW.
+  for (const auto& config : {ConvConfig{1, 28, 28, 6, 5, 2, true, true},
+                             ConvConfig{3, 32, 32, 16, 3, 1, true, true},
+                             ConvConfig{2, 9, 40, 5, 3, 0, false, true}}) {
+    Conv2d layer(config);
+    const int n = 3;
+    GemmScratch gs;
+    auto s = layer.make_scratch(n, gs);
+    const auto w = random_floats(layer.num_params(), -0.3f, 0.3f, 7);
+    const auto x = random_floats(layer.input_size() * n, 0.0f, 1.0f, 8);
+    std::vector<float> out(layer.output_size() * n);
+    layer.forward(w.data(), x.data(), out.data(), n, *s, gs);
+    const auto expect = direct_conv(config, w, x, n);
+    for (std::size_t i = 0; i < out.size(); ++i) REQUIRE(out[i] == Approx(expect[i]).margin(1e-5));
+    const auto r = random_floats(out.size(), -1.0f, 1.0f, 9);
+    auto d1 = r;
+    auto d2 = r;
+    std::vector<float> g1(w.size()), g2(w.size()), din(x.size());
+    layer.backward(w.data(), x.data(), out.data(), d1.data(), nullptr, g1.data(), n, *s, gs);
+    layer.backward(w.data(), x.data(), out.data(), d2.data(), din.data(), g2.data(), n, *s, gs);
+    INFO(layer.describe());
+    for (std::size_t i = 0; i < g1.size(); ++i) REQUIRE(g1[i] == Approx(g2[i]).margin(1e-4));
+  }
+}
