@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Core>
 #include <fmt/format.h>
+#include <Eigen/Core>
 
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/model/model.hpp"
@@ -49,12 +49,18 @@ Args parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) usage("missing value for " + flag);
     const std::string v = argv[++i];
-    if (flag == "--model") a.model = v;
-    else if (flag == "--hidden") a.hidden = v;
-    else if (flag == "--data-dir") a.data_dir = v;
-    else if (flag == "--batch") a.batch = std::stoi(v);
-    else if (flag == "--reps") a.reps = std::stoi(v);
-    else usage("unknown flag " + flag);
+    if (flag == "--model")
+      a.model = v;
+    else if (flag == "--hidden")
+      a.hidden = v;
+    else if (flag == "--data-dir")
+      a.data_dir = v;
+    else if (flag == "--batch")
+      a.batch = std::stoi(v);
+    else if (flag == "--reps")
+      a.reps = std::stoi(v);
+    else
+      usage("unknown flag " + flag);
   }
   return a;
 }
@@ -71,7 +77,8 @@ int main(int argc, char** argv) {
     if (!hidden) usage(hidden.error().message);
     spec.hidden = *hidden;
   }
-  const ImageShape shape = args.model == "cifar-cnn" ? ImageShape{3, 32, 32} : ImageShape{1, 28, 28};
+  const ImageShape shape =
+      args.model == "cifar-cnn" ? ImageShape{3, 32, 32} : ImageShape{1, 28, 28};
   auto made = make_model(spec, shape, 10);
   if (!made) usage(made.error().message);
   const Model& model = **made;
@@ -82,7 +89,8 @@ int main(int argc, char** argv) {
   if (shape.channels == 1) {
     auto data = load_dataset("mnist", args.data_dir);
     if (!data) usage(data.error().message);
-    if (data->train.count < static_cast<std::size_t>(args.batch)) usage("--batch larger than MNIST");
+    if (data->train.count < static_cast<std::size_t>(args.batch))
+      usage("--batch larger than MNIST");
     std::copy_n(data->train.sample(0), features.size(), features.begin());
     std::copy_n(data->train.labels.begin(), args.batch, labels.begin());
     if (args.dense_input) {

@@ -66,6 +66,8 @@ def main():
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--hidden", default="128")
     ap.add_argument("--data-dir", default="data")
+    ap.add_argument("--dense-input", action="store_true",
+                    help="add 1e-3 to every MNIST pixel (as kernel_bench --dense-input)")
     args = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -73,6 +75,8 @@ def main():
     model, shape = build(args.model, [int(h) for h in args.hidden.split(",")])
     if shape == (1, 28, 28):
         x, y = mnist_batch(args.data_dir, args.batch)
+        if args.dense_input:
+            x = x + 1e-3
     else:  # CIFAR-shaped random data, as in kernel_bench.cpp
         g = torch.Generator().manual_seed(1)
         x = torch.rand((args.batch,) + shape, generator=g)

@@ -37,13 +37,14 @@ const std::vector<std::string>& model_names() {
 Result<std::vector<int>> parse_hidden_sizes(const std::string& text) {
   std::vector<int> sizes;
   if (trim(text).empty()) {
-    return Error{fmt::format("--hidden '{}': give at least one layer size; {}", text, kHiddenExample)};
+    return Error{
+        fmt::format("--hidden '{}': give at least one layer size; {}", text, kHiddenExample)};
   }
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = trim(text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                                : comma - start));
+    const std::string item =
+        trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     bool digits = !item.empty();
     for (char c : item) digits = digits && std::isdigit(static_cast<unsigned char>(c));
     const std::size_t lead = digits ? item.find_first_not_of('0') : std::string::npos;
@@ -66,13 +67,14 @@ Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, const ImageShap
                                           int num_classes) {
   const auto& names = model_names();
   if (std::find(names.begin(), names.end(), spec.name) == names.end()) {
-    return Error{fmt::format("unknown model '{}'; use one of: {}", spec.name,
-                             fmt::join(names, ", "))};
+    return Error{
+        fmt::format("unknown model '{}'; use one of: {}", spec.name, fmt::join(names, ", "))};
   }
   if (!spec.hidden.empty() && spec.name != "mlp") {
-    return Error{fmt::format("--hidden sets the hidden layers of --model mlp only; drop --hidden "
-                             "or use --model mlp (not {})",
-                             spec.name)};
+    return Error{
+        fmt::format("--hidden sets the hidden layers of --model mlp only; drop --hidden "
+                    "or use --model mlp (not {})",
+                    spec.name)};
   }
   for (int h : spec.hidden) {
     if (h <= 0 || h > kMaxHidden) {
@@ -86,21 +88,24 @@ Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, const ImageShap
   }
   if (input.channels < 1 || input.height < 1 || input.width < 1 || num_classes < 2 ||
       num_classes > 256) {
-    return Error{fmt::format("model '{}' needs images of at least 1x1x1 and 2..256 classes, got {} "
-                             "with {} classes; check the data set",
-                             spec.name, shape_text(input), num_classes)};
+    return Error{
+        fmt::format("model '{}' needs images of at least 1x1x1 and 2..256 classes, got {} "
+                    "with {} classes; check the data set",
+                    spec.name, shape_text(input), num_classes)};
   }
   const ImageShape kMnist{1, 28, 28};
   const ImageShape kCifar{3, 32, 32};
   if (spec.name == "lenet" && !(input == kMnist)) {
-    return Error{fmt::format("model 'lenet' needs 1x28x28 images, not {}; use --dataset mnist or "
-                             "fashion-mnist (for cifar10 use --model cifar-cnn)",
-                             shape_text(input))};
+    return Error{
+        fmt::format("model 'lenet' needs 1x28x28 images, not {}; use --dataset mnist or "
+                    "fashion-mnist (for cifar10 use --model cifar-cnn)",
+                    shape_text(input))};
   }
   if (spec.name == "cifar-cnn" && !(input == kCifar)) {
-    return Error{fmt::format("model 'cifar-cnn' needs 3x32x32 images, not {}; use --dataset "
-                             "cifar10 (for mnist or fashion-mnist use --model lenet)",
-                             shape_text(input))};
+    return Error{
+        fmt::format("model 'cifar-cnn' needs 3x32x32 images, not {}; use --dataset "
+                    "cifar10 (for mnist or fashion-mnist use --model lenet)",
+                    shape_text(input))};
   }
   const float l2 = spec.l2;
   if (spec.name == "softmax") return model::make_softmax(input, num_classes, l2);

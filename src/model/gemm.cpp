@@ -33,8 +33,8 @@ template <int LhsOrder, int RhsOrder>
 void run(Index m, Index n, Index k, float alpha, const float* a, Index lda, const float* b,
          Index ldb, float* c, Index ldc, BorrowedBlocking& blocking) {
   Eigen::internal::general_matrix_matrix_product<Index, float, LhsOrder, false, float, RhsOrder,
-                                                 false, Eigen::ColMajor, 1>::run(m, n, k, a, lda,
-                                                                                 b, ldb, c, 1, ldc,
+                                                 false, Eigen::ColMajor, 1>::run(m, n, k, a, lda, b,
+                                                                                 ldb, c, 1, ldc,
                                                                                  alpha, blocking);
 }
 

@@ -24,8 +24,8 @@ class GemmScratch {
   const float* data() const { return a_.data(); }
 
  private:
-  friend void gemm(Op, Op, int, int, int, float, const float*, int, const float*, int, float*,
-                   int, GemmScratch&);
+  friend void gemm(Op, Op, int, int, int, float, const float*, int, const float*, int, float*, int,
+                   GemmScratch&);
   Buffer a_;  // packed panel of op(A): kc x mc
   Buffer b_;  // packed panel of op(B): kc x nc
 };

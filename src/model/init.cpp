@@ -12,7 +12,9 @@ void fill_uniform(float* w, std::size_t count, float limit, Rng& rng) {
   }
 }
 
-float he_limit(std::size_t fan_in) { return std::sqrt(6.0f / static_cast<float>(fan_in)); }
+float he_limit(std::size_t fan_in) {
+  return std::sqrt(6.0f / static_cast<float>(fan_in));
+}
 
 float glorot_limit(std::size_t fan_in, std::size_t fan_out) {
   return std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));

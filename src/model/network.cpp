@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include <Eigen/Core>
 #include <fmt/format.h>
+#include <Eigen/Core>
 
 namespace stalesgd::model {
 namespace {
@@ -49,7 +49,8 @@ Network::Network(std::string description, ImageShape input, int num_classes,
 void Network::init_params(std::span<float> w, std::uint64_t seed) const {
   if (w.size() != num_params()) throw std::invalid_argument("init_params: wrong parameter count");
   Rng rng(seed);
-  for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->init_params(w.data() + offsets_[i], rng);
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    layers_[i]->init_params(w.data() + offsets_[i], rng);
 }
 
 std::unique_ptr<Workspace> Network::make_workspace(int max_batch) const {
@@ -89,14 +90,14 @@ std::optional<float> Network::loss_and_gradient(std::span<const float> w, const 
     throw std::invalid_argument("loss_and_gradient: wrong parameter or gradient size");
   }
   if (n < 1 || n > ws.max_batch) {
-    throw std::invalid_argument(fmt::format("loss_and_gradient: batch of {} with a workspace for {}",
-                                            n, ws.max_batch));
+    throw std::invalid_argument(
+        fmt::format("loss_and_gradient: batch of {} with a workspace for {}", n, ws.max_batch));
   }
   if (!forward(w.data(), batch.features, n, ws, cancel)) return std::nullopt;
 
   float* g = ws.grad[0].data();
-  const CrossEntropySums sums = softmax_cross_entropy(ws.act.back().data(), batch.labels,
-                                                      num_classes_, n, g, ws.loss);
+  const CrossEntropySums sums =
+      softmax_cross_entropy(ws.act.back().data(), batch.labels, num_classes_, n, g, ws.loss);
   double loss = sums.loss / n;
   int cur = 0;
   for (std::size_t i = layers_.size(); i-- > 0;) {
@@ -124,8 +125,8 @@ EvalResult Network::evaluate(std::span<const float> w, const Split& data, Worksp
   NetworkWorkspace& ws = as_network(workspace, this);
   if (w.size() != num_params()) throw std::invalid_argument("evaluate: wrong parameter count");
   if (data.dim() != input_.dim()) {
-    throw std::invalid_argument(fmt::format("evaluate: samples of {} floats for a model of {}",
-                                            data.dim(), input_.dim()));
+    throw std::invalid_argument(
+        fmt::format("evaluate: samples of {} floats for a model of {}", data.dim(), input_.dim()));
   }
   const std::size_t total = max_samples == 0 ? data.count : std::min(max_samples, data.count);
   if (total == 0) return {};
@@ -139,7 +140,8 @@ EvalResult Network::evaluate(std::span<const float> w, const Split& data, Worksp
     loss += sums.loss;
     errors += sums.errors;
   }
-  return {loss / static_cast<double>(total), static_cast<double>(errors) / static_cast<double>(total)};
+  return {loss / static_cast<double>(total),
+          static_cast<double>(errors) / static_cast<double>(total)};
 }
 
 double Network::gradient_flops(int batch_size) const {

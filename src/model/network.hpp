@@ -23,10 +23,10 @@ class NetworkWorkspace final : public Workspace {
  public:
   const void* owner = nullptr;  // the Network that made it (its scratch fits no other)
   int max_batch = 0;
-  std::vector<Buffer> act;   // act[i]: output of layer i (output_size x max_batch)
-  Buffer grad[2];            // dL/d(activation), ping-ponged through the backward pass
+  std::vector<Buffer> act;  // act[i]: output of layer i (output_size x max_batch)
+  Buffer grad[2];           // dL/d(activation), ping-ponged through the backward pass
   std::vector<std::unique_ptr<LayerScratch>> scratch;  // one per layer (may be null)
-  GemmScratch gemm;          // packing panels shared by every layer's products
+  GemmScratch gemm;  // packing panels shared by every layer's products
   CrossEntropyScratch loss;
 };
 

@@ -22,7 +22,9 @@ inline constexpr int kLanes = ei::unpacket_traits<Packet>::size;
 #if defined(EIGEN_VECTORIZE_AVX512) || defined(EIGEN_VECTORIZE_AVX)
 inline constexpr bool kMasked = true;
 using Mask = ei::unpacket_traits<Packet>::mask_t;
-inline Mask first_lanes(int n) { return static_cast<Mask>((1u << n) - 1u); }
+inline Mask first_lanes(int n) {
+  return static_cast<Mask>((1u << n) - 1u);
+}
 #else
 inline constexpr bool kMasked = false;
 #endif

@@ -36,9 +36,9 @@ TEST_CASE("make_model builds every model on a shape it fits", "[model][factory]"
 TEST_CASE("make_model names the problem and the fix", "[model][factory]") {
   CHECK_THAT(error_of(spec("resnet"), kMnist),
              Contains("unknown model 'resnet'") && Contains("softmax, mlp, lenet, cifar-cnn"));
-  CHECK_THAT(error_of(spec("lenet"), kCifar),
-             Contains("needs 1x28x28") && Contains("3x32x32") && Contains("--dataset mnist") &&
-                 Contains("cifar-cnn"));
+  CHECK_THAT(error_of(spec("lenet"), kCifar), Contains("needs 1x28x28") && Contains("3x32x32") &&
+                                                  Contains("--dataset mnist") &&
+                                                  Contains("cifar-cnn"));
   CHECK_THAT(error_of(spec("cifar-cnn"), kMnist),
              Contains("needs 3x32x32") && Contains("--dataset cifar10") && Contains("lenet"));
   CHECK_THAT(error_of(spec("softmax", {128}), kMnist),

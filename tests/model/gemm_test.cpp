@@ -20,8 +20,10 @@ TEST_CASE("gemm computes C += alpha op(A) op(B) for every transpose", "[model][g
       const int lda = oa == Op::kN ? m + 3 : k + 1;  // leading dimensions larger than the rows
       const int ldb = ob == Op::kN ? k + 2 : n;
       const int ldc = m + 5;
-      const auto a = random_floats(static_cast<std::size_t>(lda) * (oa == Op::kN ? k : m), -1, 1, 1);
-      const auto b = random_floats(static_cast<std::size_t>(ldb) * (ob == Op::kN ? n : k), -1, 1, 2);
+      const auto a =
+          random_floats(static_cast<std::size_t>(lda) * (oa == Op::kN ? k : m), -1, 1, 1);
+      const auto b =
+          random_floats(static_cast<std::size_t>(ldb) * (ob == Op::kN ? n : k), -1, 1, 2);
       auto c = random_floats(static_cast<std::size_t>(ldc) * n, -1, 1, 3);
       auto expect = c;
       for (int i = 0; i < m; ++i)
@@ -45,6 +47,7 @@ TEST_CASE("gemm refuses a product larger than its reserved scratch", "[model][ge
   GemmScratch gs;
   gs.reserve(8, 8, 8);
   std::vector<float> a(4096, 1.0f), b(4096, 1.0f), c(4096, 0.0f);
-  CHECK_THROWS_AS(gemm(Op::kN, Op::kN, 64, 64, 64, 1.0f, a.data(), 64, b.data(), 64, c.data(), 64, gs),
-                  std::logic_error);
+  CHECK_THROWS_AS(
+      gemm(Op::kN, Op::kN, 64, 64, 64, 1.0f, a.data(), 64, b.data(), 64, c.data(), 64, gs),
+      std::logic_error);
 }

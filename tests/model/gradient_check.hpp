@@ -18,20 +18,20 @@
 namespace stalesgd::test {
 
 struct GradCheck {
-  int checked = 0;       // coordinates compared
-  int kinks = 0;         // coordinates skipped as non-smooth
-  int failures = 0;      // coordinates outside the tolerance
-  double worst = 0.0;    // largest |g - fd| / (rtol-scaled bound), failures have > 1
+  int checked = 0;     // coordinates compared
+  int kinks = 0;       // coordinates skipped as non-smooth
+  int failures = 0;    // coordinates outside the tolerance
+  double worst = 0.0;  // largest |g - fd| / (rtol-scaled bound), failures have > 1
   std::string first_failure;
 };
 
 struct GradCheckOptions {
-  int coords = 40;       // how many coordinates to probe (all of them if fewer)
-  float h = 1e-2f;       // step
-  double rtol = 2e-2;    // relative tolerance
-  double atol = 2e-3;    // absolute floor, times max |g|
+  int coords = 40;     // how many coordinates to probe (all of them if fewer)
+  float h = 1e-2f;     // step
+  double rtol = 2e-2;  // relative tolerance
+  double atol = 2e-3;  // absolute floor, times max |g|
   std::uint64_t seed = 7;
-  bool smooth = false;   // f is smooth: compare every coordinate, never skip
+  bool smooth = false;  // f is smooth: compare every coordinate, never skip
 };
 
 // `f` returns the function value (double) at the current contents of `x`; `g` is the analytic
@@ -58,19 +58,21 @@ GradCheck check_gradient(std::span<float> x, std::span<const float> g, F&& f,
     const double h = opt.h;
     const double up = (fp - f0) / h;
     const double down = (f0 - fm) / h;
-    if (!opt.smooth && std::fabs(up - down) > opt.rtol * std::max(std::fabs(up), std::fabs(down)) + floor) {
+    if (!opt.smooth &&
+        std::fabs(up - down) > opt.rtol * std::max(std::fabs(up), std::fabs(down)) + floor) {
       ++out.kinks;
       continue;
     }
     const double fd = (fp - fm) / (2.0 * h);
-    const double bound = opt.rtol * std::max(std::fabs(fd), static_cast<double>(std::fabs(g[i]))) + floor;
+    const double bound =
+        opt.rtol * std::max(std::fabs(fd), static_cast<double>(std::fabs(g[i]))) + floor;
     const double ratio = std::fabs(fd - g[i]) / bound;
     out.worst = std::max(out.worst, ratio);
     ++out.checked;
     if (ratio > 1.0) {
       if (out.failures++ == 0) {
-        out.first_failure = fmt::format("coordinate {}: analytic {:.6g}, finite difference {:.6g}",
-                                        i, g[i], fd);
+        out.first_failure =
+            fmt::format("coordinate {}: analytic {:.6g}, finite difference {:.6g}", i, g[i], fd);
       }
     }
   }

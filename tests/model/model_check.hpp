@@ -23,9 +23,7 @@ inline ModelSpec spec(std::string name, std::vector<int> hidden = {}, float l2 =
 struct RandomBatch {
   std::vector<float> features;
   std::vector<std::uint8_t> labels;
-  Batch batch() const {
-    return {features.data(), labels.data(), static_cast<int>(labels.size())};
-  }
+  Batch batch() const { return {features.data(), labels.data(), static_cast<int>(labels.size())}; }
 };
 
 inline RandomBatch random_batch(const ImageShape& shape, int n, int classes, double zeros,
@@ -48,7 +46,9 @@ inline GradCheck check_model_gradient(const Model& model, const RandomBatch& dat
   auto ws = model.make_workspace(data.batch().size);
   std::vector<float> grad(w.size()), scratch(w.size());
   model.loss_and_gradient(w, data.batch(), grad, *ws);
-  auto loss = [&] { return static_cast<double>(*model.loss_and_gradient(w, data.batch(), scratch, *ws)); };
+  auto loss = [&] {
+    return static_cast<double>(*model.loss_and_gradient(w, data.batch(), scratch, *ws));
+  };
   return check_gradient(std::span<float>(w), std::span<const float>(grad), loss, opt);
 }
 

@@ -25,7 +25,8 @@ TEST_CASE("softmax gradient matches finite differences", "[model][softmax]") {
   const auto m = softmax(0.0f, {1, 8, 8});
   for (double zeros : {0.8, 0.0}) {  // sparse path, dense path
     INFO("fraction of zero pixels " << zeros);
-    const auto c = check_model_gradient(*m, random_batch({1, 8, 8}, 6, 10, zeros, 1), {.coords = 120, .smooth = true});
+    const auto c = check_model_gradient(*m, random_batch({1, 8, 8}, 6, 10, zeros, 1),
+                                        {.coords = 120, .smooth = true});
     require_passes(c, "softmax");
   }
 }
@@ -46,7 +47,8 @@ TEST_CASE("softmax L2 term adds lambda/2 ||W||^2 and lambda W, not on biases", "
   double norm = 0.0;
   for (std::size_t i = 0; i < 160; ++i) norm += static_cast<double>(w[i]) * w[i];
   CHECK(l1 == Approx(l0 + 0.5 * lambda * norm).epsilon(1e-5));
-  for (std::size_t i = 0; i < 160; ++i) REQUIRE(g1[i] == Approx(g0[i] + lambda * w[i]).margin(1e-6));
+  for (std::size_t i = 0; i < 160; ++i)
+    REQUIRE(g1[i] == Approx(g0[i] + lambda * w[i]).margin(1e-6));
   for (std::size_t i = 160; i < w.size(); ++i) REQUIRE(g1[i] == g0[i]);
   const auto c = check_model_gradient(*reg, data, {.coords = 170, .smooth = true});
   require_passes(c, "softmax with L2");

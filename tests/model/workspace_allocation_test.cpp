@@ -45,32 +45,64 @@ void* operator new(std::size_t n) {
   if (void* p = allocate(n, 0)) return p;
   throw std::bad_alloc();
 }
-void* operator new[](std::size_t n) { return ::operator new(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
+void* operator new[](std::size_t n) {
+  return ::operator new(n);
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  return allocate(n, 0);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  return allocate(n, 0);
+}
 void* operator new(std::size_t n, std::align_val_t a) {
   if (void* p = allocate(n, static_cast<std::size_t>(a))) return p;
   throw std::bad_alloc();
 }
-void* operator new[](std::size_t n, std::align_val_t a) { return ::operator new(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return ::operator new(n, a);
+}
 void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
   return allocate(n, static_cast<std::size_t>(a));
 }
 void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
   return allocate(n, static_cast<std::size_t>(a));
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -90,8 +122,10 @@ std::vector<std::pair<const void*, std::size_t>> layout(const model::NetworkWork
 }  // namespace
 
 TEST_CASE("A training step allocates nothing once the workspace is warm", "[model][network]") {
-  const std::pair<const char*, ImageShape> models[] = {
-      {"softmax", {1, 28, 28}}, {"mlp", {1, 28, 28}}, {"lenet", {1, 28, 28}}, {"cifar-cnn", {3, 32, 32}}};
+  const std::pair<const char*, ImageShape> models[] = {{"softmax", {1, 28, 28}},
+                                                       {"mlp", {1, 28, 28}},
+                                                       {"lenet", {1, 28, 28}},
+                                                       {"cifar-cnn", {3, 32, 32}}};
   for (const auto& [name, shape] : models) {
     INFO(name);
     auto m = std::move(make_model(spec(name, {}, 1e-4f), shape, 10)).value();

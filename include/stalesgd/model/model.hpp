@@ -57,9 +57,9 @@ class Model {
   // gradient written into `grad` (num_params() floats, overwritten). `cancel`, when non-null, is
   // polled between layers: if it reads true the computation stops and nullopt is returned
   // (`grad` is then unspecified). Allocates nothing once `ws` has been used for this batch size.
-  virtual std::optional<float> loss_and_gradient(std::span<const float> w, const Batch& batch,
-                                                 std::span<float> grad, Workspace& ws,
-                                                 const std::atomic<bool>* cancel = nullptr) const = 0;
+  virtual std::optional<float> loss_and_gradient(
+      std::span<const float> w, const Batch& batch, std::span<float> grad, Workspace& ws,
+      const std::atomic<bool>* cancel = nullptr) const = 0;
 
   // Mean loss and error of `w` over the first `max_samples` samples of `data` (all when 0),
   // in chunks of the workspace's max batch.

@@ -14,7 +14,9 @@ namespace {
 // mostly scalar. Instead the matrix is walked as one flat array in runs of kPeriod(rows) floats,
 // a whole number of both columns and 16-float registers, against the bias repeated to that length.
 constexpr int kMaxPeriod = 16 * 16;
-int period(int rows) { return rows * (16 / std::gcd(rows, 16)); }
+int period(int rows) {
+  return rows * (16 / std::gcd(rows, 16));
+}
 
 void fill_pattern(const float* b, int rows, int len, float* pattern) {
   for (int i = 0; i < len; ++i) pattern[i] = b[i % rows];
@@ -37,7 +39,8 @@ void add_bias_activation(float* y, const float* b, int rows, std::size_t cols, b
         for (int t = 0; t < len; ++t) p[t] += pattern[t];
       }
     }
-    for (int t = 0; i < size; ++i, ++t) y[i] = relu ? std::max(y[i] + pattern[t], 0.0f) : y[i] + pattern[t];
+    for (int t = 0; i < size; ++i, ++t)
+      y[i] = relu ? std::max(y[i] + pattern[t], 0.0f) : y[i] + pattern[t];
     return;
   }
   Eigen::Map<Eigen::MatrixXf> m(y, rows, static_cast<Eigen::Index>(cols));

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include <Eigen/Core>
 #include <fmt/format.h>
+#include <Eigen/Core>
 
 #include "model/buffer.hpp"
 #include "model/init.hpp"
@@ -19,18 +19,17 @@ constexpr std::size_t kPanelFloats = 128 * 1024;
 
 struct ConvScratch final : LayerScratch {
   std::unique_ptr<DirectConv> direct;  // first layers with few channels (see direct_conv.hpp)
-  int chunk = 1;  // samples per im2col panel
-  Buffer cols;   // K x (chunk * P) or its transpose (planar layout)
-  Buffer dcols;  // same shape, for dX
-  Buffer dwt;    // dW^T (K x F), accumulated over the chunks
+  int chunk = 1;                       // samples per im2col panel
+  Buffer cols;                         // K x (chunk * P) or its transpose (planar layout)
+  Buffer dcols;                        // same shape, for dX
+  Buffer dwt;                          // dW^T (K x F), accumulated over the chunks
 };
 
 }  // namespace
 
 Conv2d::Conv2d(ConvConfig config)
-    : config_(config),
-      geometry_{config.channels, config.height, config.width, config.kernel, config.pad,
-                config.chw_input} {}
+    : config_(config), geometry_{config.channels, config.height, config.width,
+                                 config.kernel,   config.pad,    config.chw_input} {}
 
 std::string Conv2d::describe() const {
   return fmt::format("conv{}x{}({}{}{})", config_.kernel, config_.kernel, config_.filters,
@@ -46,11 +45,14 @@ std::size_t Conv2d::num_weights() const {
   return static_cast<std::size_t>(config_.filters) * geometry_.patch();
 }
 
-std::size_t Conv2d::num_params() const { return num_weights() + config_.filters; }
+std::size_t Conv2d::num_params() const {
+  return num_weights() + config_.filters;
+}
 
 void Conv2d::init_params(float* w, Rng& rng) const {
   const std::size_t fan_in = geometry_.patch();
-  const std::size_t fan_out = static_cast<std::size_t>(config_.filters) * config_.kernel * config_.kernel;
+  const std::size_t fan_out =
+      static_cast<std::size_t>(config_.filters) * config_.kernel * config_.kernel;
   fill_uniform(w, num_weights(), config_.relu ? he_limit(fan_in) : glorot_limit(fan_in, fan_out),
                rng);
   std::fill(w + num_weights(), w + num_params(), 0.0f);
@@ -145,11 +147,13 @@ void Conv2d::backward(const float* w, const float* in, const float* out, float* 
     }
     col2im(geometry_, s.dcols.data(), m, din + s0 * input_size());
   }
-  Eigen::Map<Eigen::MatrixXf>(dw, f, k) = Eigen::Map<const Eigen::MatrixXf>(s.dwt.data(), k, f).transpose();
+  Eigen::Map<Eigen::MatrixXf>(dw, f, k) =
+      Eigen::Map<const Eigen::MatrixXf>(s.dwt.data(), k, f).transpose();
 }
 
 double Conv2d::flops(int n, bool with_din) const {
-  const double mac = static_cast<double>(config_.filters) * geometry_.patch() * geometry_.pixels() * n;
+  const double mac =
+      static_cast<double>(config_.filters) * geometry_.patch() * geometry_.pixels() * n;
   return 2.0 * mac * (with_din ? 3 : 2);
 }
 

@@ -12,9 +12,8 @@ void CrossEntropyScratch::reserve(int max_batch) {
   col_scale.resize(static_cast<std::size_t>(max_batch));
 }
 
-CrossEntropySums softmax_cross_entropy(const float* logits, const std::uint8_t* labels,
-                                       int classes, int n, float* dlogits,
-                                       CrossEntropyScratch& s) {
+CrossEntropySums softmax_cross_entropy(const float* logits, const std::uint8_t* labels, int classes,
+                                       int n, float* dlogits, CrossEntropyScratch& s) {
   using Eigen::Index;
   Eigen::Map<const Eigen::ArrayXXf> z(logits, classes, n);
   Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>> m(s.col_max.data(), n);

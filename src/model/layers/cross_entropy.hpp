@@ -10,8 +10,8 @@
 namespace stalesgd::model {
 
 struct CrossEntropyScratch {
-  Buffer col_max;  // n
-  Buffer col_sum;  // n
+  Buffer col_max;    // n
+  Buffer col_sum;    // n
   Buffer col_scale;  // n
   void reserve(int max_batch);
 };
@@ -22,8 +22,7 @@ struct CrossEntropySums {
 };
 
 // When `dlogits` is non-null it receives the gradient of the MEAN loss over the n samples.
-CrossEntropySums softmax_cross_entropy(const float* logits, const std::uint8_t* labels,
-                                       int classes, int n, float* dlogits,
-                                       CrossEntropyScratch& s);
+CrossEntropySums softmax_cross_entropy(const float* logits, const std::uint8_t* labels, int classes,
+                                       int n, float* dlogits, CrossEntropyScratch& s);
 
 }  // namespace stalesgd::model

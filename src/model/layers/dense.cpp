@@ -31,6 +31,10 @@ bool Dense::sparse_capable() const {
   return config_.reads_input && config_.allow_sparse && config_.out >= kNarrow;
 }
 
+bool Dense::sparse_fits(int n) const {
+  return static_cast<std::size_t>(config_.out) * n <= kMaxSparseOutput;
+}
+
 std::string Dense::describe() const {
   return fmt::format("fc({}{})", config_.out, config_.relu ? ",relu" : "");
 }
@@ -39,7 +43,9 @@ std::size_t Dense::num_weights() const {
   return static_cast<std::size_t>(config_.out) * config_.in;
 }
 
-std::size_t Dense::num_params() const { return num_weights() + config_.out; }
+std::size_t Dense::num_params() const {
+  return num_weights() + config_.out;
+}
 
 void Dense::init_params(float* w, Rng& rng) const {
   const float limit = config_.relu ? he_limit(config_.in) : glorot_limit(config_.in, config_.out);
@@ -51,7 +57,8 @@ std::unique_ptr<LayerScratch> Dense::make_scratch(int max_batch, GemmScratch& gs
   auto s = std::make_unique<DenseScratch>();
   const int in = config_.in;
   const int out = config_.out;
-  if (sparse_capable()) s->sparse.reserve(max_batch, in, out);
+  if (sparse_capable())
+    s->sparse.reserve(std::min(max_batch, static_cast<int>(kMaxSparseOutput / out)), in, out);
   if (out < kNarrow) {
     s->yt.resize(static_cast<std::size_t>(max_batch) * out);
     s->dwt.resize(static_cast<std::size_t>(in) * out);
@@ -71,7 +78,7 @@ void Dense::forward(const float* w, const float* in, float* out, int n, LayerScr
   const int rows = config_.out;
   const int k = config_.in;
   const float* bias = w + num_weights();
-  s.used_sparse = sparse_capable() && s.sparse.compress(in, n, kMaxSparseDensity);
+  s.used_sparse = sparse_capable() && sparse_fits(n) && s.sparse.compress(in, n, kMaxSparseDensity);
   if (s.used_sparse) {
     s.sparse.multiply(w, bias, config_.relu, out);
     return;
@@ -94,7 +101,8 @@ void Dense::backward(const float* w, const float* in, const float* out, float* d
   auto& s = static_cast<DenseScratch&>(scratch);
   const int rows = config_.out;
   const int k = config_.in;
-  bias_relu_backward(out, dout, rows, static_cast<std::size_t>(n), config_.relu, dw + num_weights());
+  bias_relu_backward(out, dout, rows, static_cast<std::size_t>(n), config_.relu,
+                     dw + num_weights());
   if (s.used_sparse) {
     s.sparse.weight_gradient(dout, dw);
   } else if (rows < kNarrow) {

@@ -22,10 +22,14 @@ constexpr int kMaxVectors = 4;
 template <class F>
 void with_vectors(int v, F&& f) {
   switch (v) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    default: return f(std::integral_constant<int, 4>{});
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    default:
+      return f(std::integral_constant<int, 4>{});
   }
 }
 
@@ -160,7 +164,8 @@ void DirectConv::forward(const float* w, const float* b, bool relu, const float*
     // Planar rows -> HWC: output pixel (y, x) is the column of F floats at (y * wo + x) * F.
     float* image = out + s * out_size;
     for (int y = 0; y < ho; ++y) {
-      Eigen::Map<Eigen::MatrixXf>(image + static_cast<std::size_t>(y) * wo * filters_, filters_, wo) =
+      Eigen::Map<Eigen::MatrixXf>(image + static_cast<std::size_t>(y) * wo * filters_, filters_,
+                                  wo) =
           Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>(
               planes_.data() + static_cast<std::size_t>(y) * stride_out_, wo, filters_,
               Eigen::OuterStride<>(static_cast<Eigen::Index>(plane)))
@@ -197,23 +202,28 @@ void DirectConv::weight_gradient(const float* in, const float* dout, int n, floa
         int t = 0;
         for (; t + 8 <= k; t += 8) {
           if (pair) {
-            gradient_block<kV, 2, 8>(dplanes_.data(), plane, stride_out_, input_.data(), stride_, ho, taps, f, t, k, partial);
+            gradient_block<kV, 2, 8>(dplanes_.data(), plane, stride_out_, input_.data(), stride_,
+                                     ho, taps, f, t, k, partial);
           } else {
-            gradient_block<kV, 1, 8>(dplanes_.data(), plane, stride_out_, input_.data(), stride_, ho, taps, f, t, k, partial);
+            gradient_block<kV, 1, 8>(dplanes_.data(), plane, stride_out_, input_.data(), stride_,
+                                     ho, taps, f, t, k, partial);
           }
         }
         for (; t < k; ++t) {
           if (pair) {
-            gradient_block<kV, 2, 1>(dplanes_.data(), plane, stride_out_, input_.data(), stride_, ho, taps, f, t, k, partial);
+            gradient_block<kV, 2, 1>(dplanes_.data(), plane, stride_out_, input_.data(), stride_,
+                                     ho, taps, f, t, k, partial);
           } else {
-            gradient_block<kV, 1, 1>(dplanes_.data(), plane, stride_out_, input_.data(), stride_, ho, taps, f, t, k, partial);
+            gradient_block<kV, 1, 1>(dplanes_.data(), plane, stride_out_, input_.data(), stride_,
+                                     ho, taps, f, t, k, partial);
           }
         }
       }
     });
   }
   for (int f = 0; f < filters_; ++f) {
-    for (int t = 0; t < k; ++t) dw[static_cast<std::size_t>(t) * filters_ + f] = ei::predux(partial[f * k + t]);
+    for (int t = 0; t < k; ++t)
+      dw[static_cast<std::size_t>(t) * filters_ + f] = ei::predux(partial[f * k + t]);
   }
 }
 

@@ -37,15 +37,15 @@ class DirectConv {
 
   ConvGeometry g_;
   int filters_;
-  int vectors_;      // registers per output row
-  int padded_h_;     // rows of a padded input plane
-  int stride_;       // floats per padded row
+  int vectors_;                  // registers per output row
+  int padded_h_;                 // rows of a padded input plane
+  int stride_;                   // floats per padded row
   std::vector<int> tap_offset_;  // per patch entry (ky, kx, c): its offset in the padded planes
-  Buffer input_;     // one sample's zero-padded input planes
-  int stride_out_;   // floats per planar output row (vectors_ registers)
-  Buffer planes_;    // one sample's output, planar (filter, row, column)
-  Buffer dplanes_;   // one sample's output gradient, planar; columns past out_w stay zero
-  Buffer partial_;   // weight-gradient accumulators, one register per (f, tap)
+  Buffer input_;                 // one sample's zero-padded input planes
+  int stride_out_;               // floats per planar output row (vectors_ registers)
+  Buffer planes_;                // one sample's output, planar (filter, row, column)
+  Buffer dplanes_;  // one sample's output gradient, planar; columns past out_w stay zero
+  Buffer partial_;  // weight-gradient accumulators, one register per (f, tap)
 };
 
 }  // namespace stalesgd::model

@@ -21,15 +21,18 @@ namespace ei = Eigen::internal;
 
 // The copies here are a few dozen floats each (a patch row, an image row): inline register
 // moves, with a masked last register, beat a call to memcpy/memset.
-void copy_floats(float* dst, const float* src, int n) { simd::copy(dst, src, n); }
+void copy_floats(float* dst, const float* src, int n) {
+  simd::copy(dst, src, n);
+}
 void add_floats(float* dst, const float* src, int n) {
   int i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     ei::pstoreu(dst + i, ei::padd(ei::ploadu<Packet>(dst + i), ei::ploadu<Packet>(src + i)));
   }
   if (i < n) {
-    simd::store_partial(dst + i, n - i,
-                        ei::padd(simd::load_partial(dst + i, n - i), simd::load_partial(src + i, n - i)));
+    simd::store_partial(
+        dst + i, n - i,
+        ei::padd(simd::load_partial(dst + i, n - i), simd::load_partial(src + i, n - i)));
   }
 }
 void zero_floats(float* dst, int n) {

@@ -27,7 +27,7 @@ class Layer {
  public:
   virtual ~Layer() = default;
 
-  virtual std::string describe() const = 0;  // e.g. "conv5x5(6)", "fc(128)"
+  virtual std::string describe() const = 0;     // e.g. "conv5x5(6)", "fc(128)"
   virtual std::size_t input_size() const = 0;   // floats per sample
   virtual std::size_t output_size() const = 0;  // floats per sample
 
@@ -46,8 +46,8 @@ class Layer {
   // Given dL/d(out) in `dout` (the layer may overwrite it), writes dL/dw into `dw` (all
   // num_params() entries overwritten) and, when `din` is non-null, dL/d(in). `in` and `out` are
   // the values of the last forward() with the same scratch.
-  virtual void backward(const float* w, const float* in, const float* out, float* dout,
-                        float* din, float* dw, int n, LayerScratch& s, GemmScratch& gs) const = 0;
+  virtual void backward(const float* w, const float* in, const float* out, float* dout, float* din,
+                        float* dw, int n, LayerScratch& s, GemmScratch& gs) const = 0;
 
   // Floating-point operations of forward + backward on n samples: 2 per multiply-add of the
   // matrix products (elementwise work is not counted), without the din product when !with_din.

@@ -12,14 +12,18 @@ using simd::Packet;
 namespace ei = Eigen::internal;
 
 // Channels [ch, ch + lanes) of one pixel of c channels (a partial register at the end).
-Packet load(const float* p, int ch, int c) { return simd::load_partial(p + ch, std::min(kLanes, c - ch)); }
+Packet load(const float* p, int ch, int c) {
+  return simd::load_partial(p + ch, std::min(kLanes, c - ch));
+}
 void store(float* p, int ch, int c, const Packet& v) {
   simd::store_partial(p + ch, std::min(kLanes, c - ch), v);
 }
 
 // Channels covered by registers: all with masked partial registers; else whole registers
 // only, the rest go scalar.
-int vector_channels(int c) { return simd::kMasked ? c : c / kLanes * kLanes; }
+int vector_channels(int c) {
+  return simd::kMasked ? c : c / kLanes * kLanes;
+}
 
 // One output row. The four inputs of output pixel xo, channel ch, are a0[2xo*C + ch],
 // a0[(2xo+1)*C + ch] (input row 2y) and the same in a1 (row 2y + 1).
@@ -44,8 +48,8 @@ void pool_row(const float* a0, const float* a1, float* out, int c, int wo) {
 // (0,1), (1,0), (1,1)) that equals the output. The max is exact, so this is the forward pass's
 // argmax, found again instead of stored; first-wins matters, as MNIST's flat regions give
 // equal activations.
-void unpool_row(const float* a0, const float* a1, const float* out, const float* dout,
-                float* g0, float* g1, int c, int wo) {
+void unpool_row(const float* a0, const float* a1, const float* out, const float* dout, float* g0,
+                float* g1, int c, int wo) {
   const int vc = vector_channels(c);
   for (int xo = 0; xo < wo; ++xo) {
     const int base = 2 * xo * c;

@@ -54,13 +54,15 @@ void gather_block(int r, const float* m, std::size_t ld, const int* idx, const f
     for (int s = 0; s < kSets; ++s) {
       const float* col = m + static_cast<std::size_t>(idx[t + s]) * ld;
       const Packet v = ei::pset1<Packet>(val[t + s]);
-      for (int i = 0; i < kN; ++i) acc[s][i] = ei::pmadd(v, load_block<kK>(col, r, i, rows), acc[s][i]);
+      for (int i = 0; i < kN; ++i)
+        acc[s][i] = ei::pmadd(v, load_block<kK>(col, r, i, rows), acc[s][i]);
     }
   }
   for (; t < count; ++t) {
     const float* col = m + static_cast<std::size_t>(idx[t]) * ld;
     const Packet v = ei::pset1<Packet>(val[t]);
-    for (int i = 0; i < kN; ++i) acc[0][i] = ei::pmadd(v, load_block<kK>(col, r, i, rows), acc[0][i]);
+    for (int i = 0; i < kN; ++i)
+      acc[0][i] = ei::pmadd(v, load_block<kK>(col, r, i, rows), acc[0][i]);
   }
   for (int i = 0; i < kN; ++i) {
     Packet sum = acc[0][i];
@@ -90,10 +92,11 @@ void scatter_block(int r, const float* x, int rows, const int* idx, const float*
 
 // y (rows floats) = sum_t val[t] * m(:, idx[t]), m column-major with leading dimension ld:
 // one column of dW from the columns of dY at the samples that have the feature.
-void gather(const float* m, std::size_t ld, const int* idx, const float* val, int count,
-            int rows, float* y) {
+void gather(const float* m, std::size_t ld, const int* idx, const float* val, int count, int rows,
+            float* y) {
   int r = 0;
-  for (; r + 8 * kLanes <= rows; r += 8 * kLanes) gather_block<8>(r, m, ld, idx, val, count, rows, y);
+  for (; r + 8 * kLanes <= rows; r += 8 * kLanes)
+    gather_block<8>(r, m, ld, idx, val, count, rows, y);
   if (r + 4 * kLanes <= rows) gather_block<4>(r, m, ld, idx, val, count, rows, y), r += 4 * kLanes;
   if (r + 2 * kLanes <= rows) gather_block<2>(r, m, ld, idx, val, count, rows, y), r += 2 * kLanes;
   if (r + kLanes <= rows) gather_block<1>(r, m, ld, idx, val, count, rows, y), r += kLanes;
@@ -105,14 +108,17 @@ void gather(const float* m, std::size_t ld, const int* idx, const float* val, in
 void scatter(const float* x, int rows, const int* idx, const float* val, int count, float* y,
              std::size_t ld) {
   int r = 0;
-  for (; r + 8 * kLanes <= rows; r += 8 * kLanes) scatter_block<8>(r, x, rows, idx, val, count, y, ld);
+  for (; r + 8 * kLanes <= rows; r += 8 * kLanes)
+    scatter_block<8>(r, x, rows, idx, val, count, y, ld);
   if (r + 4 * kLanes <= rows) scatter_block<4>(r, x, rows, idx, val, count, y, ld), r += 4 * kLanes;
   if (r + 2 * kLanes <= rows) scatter_block<2>(r, x, rows, idx, val, count, y, ld), r += 2 * kLanes;
   if (r + kLanes <= rows) scatter_block<1>(r, x, rows, idx, val, count, y, ld), r += kLanes;
   if (r < rows) scatter_block<0>(r, x, rows, idx, val, count, y, ld);
 }
 
-int round_up(int rows) { return (rows + kLanes - 1) / kLanes * kLanes; }
+int round_up(int rows) {
+  return (rows + kLanes - 1) / kLanes * kLanes;
+}
 
 // Appends the nonzeros of x[0, dim) (their positions and values) at index/value; returns how
 // many. Both arrays need 16 entries of slack past the last nonzero.

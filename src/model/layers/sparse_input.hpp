@@ -39,8 +39,8 @@ class SparseInput {
   int dim_ = 0;
   int rows_ = 0;
   int n_ = 0;
-  std::vector<int> sample_start_;   // n + 1 offsets into index_/value_ (by sample)
-  std::vector<int> index_;          // feature of each nonzero
+  std::vector<int> sample_start_;  // n + 1 offsets into index_/value_ (by sample)
+  std::vector<int> index_;         // feature of each nonzero
   Buffer value_;
   std::vector<int> feature_start_;  // dim + 2 offsets into sample_/feature_value_ (by feature)
   std::vector<int> sample_;         // sample of each nonzero

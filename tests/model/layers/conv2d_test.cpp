@@ -39,16 +39,17 @@ std::vector<float> direct_conv(const ConvConfig& c, const std::vector<float>& w,
                        at(s, ch, y + ky - c.pad, x + kx - c.pad);
               }
           if (c.relu) acc = std::max(acc, 0.0);
-          out[((static_cast<std::size_t>(s) * ho + y) * wo + x) * c.filters + f] = static_cast<float>(acc);
+          out[((static_cast<std::size_t>(s) * ho + y) * wo + x) * c.filters + f] =
+              static_cast<float>(acc);
         }
   return out;
 }
 
 const ConvConfig kCases[] = {
-    {1, 8, 7, 3, 5, 2, true, true},     // one channel, planar, padded (lenet conv1-like)
-    {3, 6, 5, 4, 3, 1, false, false},   // HWC interleaved, no ReLU
-    {4, 7, 6, 5, 3, 0, true, false},    // interleaved, no padding
-    {3, 6, 6, 4, 3, 1, true, true},     // CHW network input (cifar conv1-like)
+    {1, 8, 7, 3, 5, 2, true, true},    // one channel, planar, padded (lenet conv1-like)
+    {3, 6, 5, 4, 3, 1, false, false},  // HWC interleaved, no ReLU
+    {4, 7, 6, 5, 3, 0, true, false},   // interleaved, no padding
+    {3, 6, 6, 4, 3, 1, true, true},    // CHW network input (cifar conv1-like)
 };
 
 }  // namespace
@@ -64,7 +65,8 @@ TEST_CASE("Conv2d forward equals a direct convolution", "[model][conv2d]") {
     std::vector<float> out(layer.output_size() * n);
     layer.forward(w.data(), x.data(), out.data(), n, *s, gs);
     const auto expect = direct_conv(config, w, x, n);
-    INFO(layer.describe() << " on " << config.channels << "x" << config.height << "x" << config.width);
+    INFO(layer.describe() << " on " << config.channels << "x" << config.height << "x"
+                          << config.width);
     for (std::size_t i = 0; i < out.size(); ++i) REQUIRE(out[i] == Approx(expect[i]).margin(1e-5));
   }
 }
@@ -73,7 +75,8 @@ TEST_CASE("Conv2d gradients match finite differences", "[model][conv2d]") {
   for (const auto& config : kCases) {
     Conv2d layer(config);
     const int n = 3;
-    INFO(layer.describe() << " on " << config.channels << "x" << config.height << "x" << config.width);
+    INFO(layer.describe() << " on " << config.channels << "x" << config.height << "x"
+                          << config.width);
     const auto c = check_layer(layer, random_floats(layer.input_size() * n, -1.0f, 1.0f, 3), n,
                                {.coords = 60, .h = 1e-3f});
     require_passes(c.weights, "dW, db");
@@ -101,9 +104,9 @@ TEST_CASE("Conv2d splits large batches into im2col chunks", "[model][conv2d]") {
 TEST_CASE("Conv2d first-layer direct kernels match the im2col path", "[model][conv2d]") {
   // A first layer (CHW input, few channels) runs DirectConv, except that asking for dX (which
   // the network never does for its first layer) takes the im2col path: compare their dW.
-  for (const auto& config : {ConvConfig{1, 28, 28, 6, 5, 2, true, true},
-                             ConvConfig{3, 32, 32, 16, 3, 1, true, true},
-                             ConvConfig{2, 9, 40, 5, 3, 0, false, true}}) {
+  for (const auto& config :
+       {ConvConfig{1, 28, 28, 6, 5, 2, true, true}, ConvConfig{3, 32, 32, 16, 3, 1, true, true},
+        ConvConfig{2, 9, 40, 5, 3, 0, false, true}}) {
     Conv2d layer(config);
     const int n = 3;
     GemmScratch gs;

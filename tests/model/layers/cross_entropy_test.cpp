@@ -48,7 +48,9 @@ TEST_CASE("Cross-entropy gradient matches finite differences", "[model][cross_en
   const std::vector<std::uint8_t> y{0, 6, 3, 3, 1};
   std::vector<float> dz(z.size());
   softmax_cross_entropy(z.data(), y.data(), classes, n, dz.data(), s);
-  auto mean_loss = [&] { return softmax_cross_entropy(z.data(), y.data(), classes, n, nullptr, s).loss / n; };
+  auto mean_loss = [&] {
+    return softmax_cross_entropy(z.data(), y.data(), classes, n, nullptr, s).loss / n;
+  };
   const auto c = check_gradient(std::span<float>(z), std::span<const float>(dz), mean_loss,
                                 {.coords = classes * n, .h = 1e-3f, .rtol = 1e-2, .smooth = true});
   require_passes(c, "dZ");

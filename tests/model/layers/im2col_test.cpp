@@ -12,8 +12,10 @@ using namespace stalesgd::model;
 using namespace stalesgd::test;
 
 TEST_CASE("col2im is the adjoint of im2col", "[model][im2col]") {
-  const ConvGeometry cases[] = {
-      {1, 6, 5, 3, 1, false}, {3, 5, 6, 3, 1, false}, {3, 5, 6, 3, 2, true}, {2, 4, 4, 2, 0, false}};
+  const ConvGeometry cases[] = {{1, 6, 5, 3, 1, false},
+                                {3, 5, 6, 3, 1, false},
+                                {3, 5, 6, 3, 2, true},
+                                {2, 4, 4, 2, 0, false}};
   for (const auto& g : cases) {
     INFO(g.channels << "x" << g.height << "x" << g.width << " k" << g.kernel << " pad " << g.pad
                     << (g.chw_input ? " chw" : " hwc"));

@@ -50,16 +50,18 @@ inline LayerCheck check_layer(const model::Layer& layer, std::vector<float> x, i
   std::vector<float> dout = r;
   std::vector<float> dw(w.size(), -7.0f);  // overwritten entirely by backward
   std::vector<float> din(x.size(), -7.0f);
-  layer.backward(w.data(), x.data(), out.data(), dout.data(), din.data(), dw.data(), n, *scratch, gs);
+  layer.backward(w.data(), x.data(), out.data(), dout.data(), din.data(), dw.data(), n, *scratch,
+                 gs);
   LayerCheck c;
-  if (!w.empty()) c.weights = check_gradient(std::span<float>(w), std::span<const float>(dw), loss, opt);
+  if (!w.empty())
+    c.weights = check_gradient(std::span<float>(w), std::span<const float>(dw), loss, opt);
   c.input = check_gradient(std::span<float>(x), std::span<const float>(din), loss, opt);
   return c;
 }
 
 inline void require_passes(const GradCheck& c, const char* what) {
-  INFO(what << ": checked " << c.checked << ", skipped " << c.kinks << " kinks, worst "
-            << c.worst << "; " << c.first_failure);
+  INFO(what << ": checked " << c.checked << ", skipped " << c.kinks << " kinks, worst " << c.worst
+            << "; " << c.first_failure);
   CHECK(c.failures == 0);
   CHECK(c.checked >= 3 * (c.checked + c.kinks) / 4);  // kinks are the exception
 }

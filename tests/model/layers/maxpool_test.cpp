@@ -39,8 +39,8 @@ TEST_CASE("MaxPool2 input gradients match finite differences", "[model][maxpool]
     MaxPool2 pool(config);
     const int n = 2;
     INFO(config.channels << "x" << config.height << "x" << config.width);
-    CHECK(pool.output_size() == static_cast<std::size_t>(config.channels * (config.height / 2) *
-                                                         (config.width / 2)));
+    CHECK(pool.output_size() ==
+          static_cast<std::size_t>(config.channels * (config.height / 2) * (config.width / 2)));
     const auto c = check_layer(pool, random_floats(pool.input_size() * n, -1.0f, 1.0f, 6), n,
                                {.coords = 200, .h = 1e-3f});
     require_passes(c.input, "dX");
