@@ -3,8 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
+#include <algorithm>
 
 namespace stalesgd {
 
@@ -101,12 +100,22 @@ std::vector<EvalRecord> Evaluator::finish() {
     cv_.notify_all();
     thread_.join();
   }
-  // Training is over: the remaining snapshots may use every core.
-  tbb::enumerable_thread_specific<std::unique_ptr<Workspace>> workspaces(
-      [&] { return model_.make_workspace(options_.eval_batch); });
-  tbb::parallel_for(std::size_t{0}, rest.size(), [&](std::size_t i) {
-    store(rest[i].index, evaluate(rest[i], *workspaces.local()));
-  });
+  // Training is over: the remaining snapshots may use every core. Plain threads rather than
+  // tbb::parallel_for: TBB's runtime is not instrumented, so ThreadSanitizer would report its
+  // internal hand-offs as races in every threaded run.
+  std::atomic<std::size_t> next{0};  // relaxed: only hands out indices; join() publishes results
+  auto drain = [&] {
+    auto ws = model_.make_workspace(options_.eval_batch);
+    for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < rest.size();) {
+      store(rest[i].index, evaluate(rest[i], *ws));
+    }
+  };
+  const std::size_t helpers =
+      std::min<std::size_t>(rest.size(), std::max(1u, std::thread::hardware_concurrency())) ;
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < helpers; ++t) pool.emplace_back(drain);
+  drain();
+  for (auto& t : pool) t.join();
   std::lock_guard lock(mu_);
   return results_;
 }

@@ -1,7 +1,10 @@
 // The real-thread engine: one server thread (the caller's), P worker threads, real sleeps for
-// the injected delays. Workers pin the current parameter version, compute a minibatch
-// gradient, sit out their delay (interruptibly), push, and wait for the server's reply; the
-// server drives the rule through ServerCore and wakes, releases or cancels workers as it says.
+// the injected delays. The server drives the rule through ServerCore and is the authority on
+// what every worker does: whenever a worker becomes free (a push handled, a wait released, a
+// minibatch cancelled) the server assigns it its next minibatch by pinning the current
+// parameter version for it at that instant. A worker that wakes a little late therefore still
+// computes on the version the rule gave it, and a rule's cancellations are exact: an update
+// cancels every assigned minibatch on an older version, started or not.
 //
 // Lock order: a WorkerSlot's mutex may be held while taking the ParameterStore's; never the
 // reverse, and never two slots at once.
@@ -39,17 +42,19 @@ struct Push {
 struct alignas(64) WorkerSlot {
   std::mutex mu;
   std::condition_variable cv;
-  bool computing = false;        // GUARDED_BY(mu): a minibatch is in flight (not yet pushed)
+  // The minibatch the server assigned: a pinned version, and when it was assigned.
+  ParameterStore::Pin assigned;    // GUARDED_BY(mu)
+  Clock::time_point assigned_at;   // GUARDED_BY(mu)
+  bool has_assignment = false;     // GUARDED_BY(mu): assigned, not yet taken by the worker
+  bool computing = false;          // GUARDED_BY(mu): the assignment is not pushed yet
   std::uint64_t computing_on = 0;  // GUARDED_BY(mu): its version
-  bool replied = false;          // GUARDED_BY(mu): the server handled the last push
-  bool discarded = false;        // GUARDED_BY(mu): ...and threw it away (stale in a sync rule)
-  bool stop = false;             // GUARDED_BY(mu)
+  bool stop = false;               // GUARDED_BY(mu)
   // Set by the server under `mu` (and notified) to interrupt the minibatch in flight; the
   // model polls it between layers. Relaxed loads suffice: it carries no data, only "stop
-  // early", and the mutex orders it against the reset at the next minibatch.
+  // early"; the mutex orders it against the reset when the worker takes its next assignment.
   std::atomic<bool> cancel{false};
 
-  // Owned by the worker; the server reads them only between a push and its reply.
+  // Owned by the worker; the server reads them only between a push and its handling.
   std::vector<float> grad;
   ParameterStore::Pin pin;
   WorkerRecord stats;
@@ -64,7 +69,8 @@ class ThreadEngine {
         delays_(delays),
         store_(ctx.initial),
         core_(ctx, rule, store_, run_),
-        slots_(static_cast<std::size_t>(o_.workers)) {}
+        slots_(static_cast<std::size_t>(o_.workers)),
+        cancelled_(static_cast<std::size_t>(o_.workers), 0) {}
 
   Result<RunRecord> run();
 
@@ -72,7 +78,8 @@ class ThreadEngine {
   void worker_main(int w);
   void worker_loop(int w);
   Status handle(const Push& push, double now_s);
-  void reply(int w, bool discarded);
+  // Server: pins the current version for worker w's next minibatch and wakes it.
+  void assign(int w);
   void stop_workers();
   double since_start(Clock::time_point t) const {
     return std::chrono::duration<double>(t - start_).count();
@@ -87,6 +94,7 @@ class ThreadEngine {
   ServerCore core_;
   std::vector<WorkerSlot> slots_;
   std::vector<int> waiting_;  // server only: workers blocked until the next update
+  std::vector<std::uint64_t> cancelled_;  // server only: per worker, minibatches the rule cut
   BlockingQueue<Push> queue_;
 
   std::mutex start_mu_;
@@ -128,21 +136,25 @@ void ThreadEngine::worker_loop(int w) {
     start_cv_.wait(lock, [&] { return started_; });
   }
   for (;;) {
+    Clock::time_point t0;
     {
-      std::lock_guard lock(slot.mu);
+      std::unique_lock lock(slot.mu);
+      const auto idle_from = Clock::now();
+      slot.cv.wait(lock, [&] { return slot.stop || slot.has_assignment; });
       if (slot.stop) return;
+      stats.idle_s += std::chrono::duration<double>(Clock::now() - idle_from).count();
+      slot.has_assignment = false;
       slot.cancel.store(false, std::memory_order_relaxed);
-      slot.pin = store_.acquire();
-      slot.computing = true;
-      slot.computing_on = slot.pin.version();
+      slot.pin = std::move(slot.assigned);
+      t0 = slot.assigned_at;
     }
-    const auto t0 = Clock::now();
     ++stats.started;
     const Batch batch = sampler.next();
     const auto loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
     const double delay = delays.next(since_start(t0));
     bool cancelled = !loss.has_value();
     if (!cancelled) {
+      // pad: the minibatch takes max(compute, X) from its assignment; add: compute + X.
       const auto deadline =
           (o_.delay_mode == DelayMode::kPad ? t0 : Clock::now()) +
           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
@@ -152,37 +164,24 @@ void ThreadEngine::worker_loop(int w) {
       });
       if (slot.stop) return;
       cancelled = slot.cancel.load(std::memory_order_relaxed);
-      if (!cancelled) {
-        slot.computing = false;
-        slot.replied = false;
-      }
+      if (!cancelled) slot.computing = false;
     }
-    const auto t_push = Clock::now();
-    stats.busy_s += std::chrono::duration<double>(t_push - t0).count();
-    if (cancelled) {
-      std::lock_guard lock(slot.mu);
-      if (slot.stop) return;  // the run ended: not a cancellation by the rule
-      ++stats.cancelled;
-      continue;
-    }
+    stats.busy_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (cancelled) continue;  // the server counted it and has assigned the next minibatch
     ++stats.pushed;
     queue_.push(Push{w, slot.pin.version(), *loss});
-    {
-      std::unique_lock lock(slot.mu);
-      slot.cv.wait(lock, [&] { return slot.stop || slot.replied; });
-      if (slot.stop) return;
-      if (slot.discarded) ++stats.cancelled;
-    }
-    stats.idle_s += std::chrono::duration<double>(Clock::now() - t_push).count();
   }
 }
 
-void ThreadEngine::reply(int w, bool discarded) {
+void ThreadEngine::assign(int w) {
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
   {
     std::lock_guard lock(slot.mu);
-    slot.replied = true;
-    slot.discarded = discarded;
+    slot.assigned = store_.acquire();
+    slot.assigned_at = Clock::now();
+    slot.has_assignment = true;
+    slot.computing = true;
+    slot.computing_on = slot.assigned.version();
   }
   slot.cv.notify_one();
 }
@@ -194,30 +193,38 @@ Status ThreadEngine::handle(const Push& push, double now_s) {
   if (!outcome) return outcome.error();
   const Decision& d = outcome->decision;
   if (!d.accept) {
-    reply(push.worker, true);
+    // Computed on a version an update has since cut off: lost like a cancelled minibatch.
+    ++cancelled_[static_cast<std::size_t>(push.worker)];
+    assign(push.worker);
     return {};
   }
   if (!d.apply) {
     if (d.next == AfterPush::kWait) {
       waiting_.push_back(push.worker);
     } else {
-      reply(push.worker, false);
+      assign(push.worker);
     }
     return {};
   }
   const std::uint64_t version = outcome->version;
   if (d.cancel_in_flight) {
-    for (auto& other : slots_) {
-      std::lock_guard lock(other.mu);
-      if (other.computing && other.computing_on < version) {
-        other.cancel.store(true, std::memory_order_relaxed);
-        other.cv.notify_one();
+    for (int w = 0; w < o_.workers; ++w) {
+      WorkerSlot& other = slots_[static_cast<std::size_t>(w)];
+      bool cut = false;
+      {
+        std::lock_guard lock(other.mu);
+        cut = other.computing && other.computing_on < version;
+        if (cut) other.cancel.store(true, std::memory_order_relaxed);
+      }
+      if (cut) {
+        ++cancelled_[static_cast<std::size_t>(w)];
+        assign(w);  // restarts on the new version
       }
     }
   }
-  for (int w : waiting_) reply(w, false);
+  for (int w : waiting_) assign(w);
   waiting_.clear();
-  reply(push.worker, false);
+  assign(push.worker);
   return {};
 }
 
@@ -250,6 +257,7 @@ Result<RunRecord> ThreadEngine::run() {
     started_ = true;
   }
   start_cv_.notify_all();
+  for (int w = 0; w < o_.workers; ++w) assign(w);
 
   Status status;
   double next_eval = 0.0;
@@ -305,6 +313,7 @@ Result<RunRecord> ThreadEngine::run() {
   for (int w = 0; w < o_.workers; ++w) {
     WorkerRecord rec = slots_[static_cast<std::size_t>(w)].stats;
     rec.applied = core_.applied(w);
+    rec.cancelled = cancelled_[static_cast<std::size_t>(w)];
     run_.workers.push_back(rec);
   }
   run_.param_buffers = store_.buffers();

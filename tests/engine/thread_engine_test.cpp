@@ -15,12 +15,12 @@ TEST_CASE("threads: k-sync updates hold K fresh gradients of K distinct workers"
     CHECK(distinct_workers(gs));
     for (const auto& g : gs) CHECK(g.staleness == 0);
   }
-  // Every round, the P - K workers that did not make the cut lose their minibatch (interrupted,
-  // or pushed a moment too late and discarded). At the stop, the last update's interruptions
-  // race with the stop itself and pushes still queued are never judged: those are not counted.
+  // Every round all P workers hold a minibatch on the round's version; the P - K that do not
+  // make the cut lose it (interrupted, or pushed a moment too late and discarded). Only the
+  // late pushes of the last round may still be queued, unjudged, when the run stops.
   const auto cancelled = total(run, &WorkerRecord::cancelled);
   CHECK(cancelled <= 4u * 150u);
-  CHECK(cancelled >= 4u * 150u - 4u - 6u);
+  CHECK(cancelled >= 4u * 149u);
   CHECK(total(run, &WorkerRecord::applied) == 300);
 }
 
@@ -66,8 +66,9 @@ TEST_CASE("threads: k-batch-async takes any K gradients, repeated workers occur"
 }
 
 TEST_CASE("threads: async applies each gradient; mean staleness near P - 1", "[engine][threads]") {
-  auto o = quick_options("async", 8, 0, "exp:mean=4ms");
-  o.iterations = 1200;
+  // Delays long against compute (even under ThreadSanitizer), as the formula assumes.
+  auto o = quick_options("async", 8, 0, "exp:mean=16ms");
+  o.iterations = 1500;
   const auto run = run_ok(o);
   for (const auto& u : run.updates) CHECK(u.n_grads == 1);
   // With identical exponential delays every other worker pushes once, on average, while one

@@ -104,7 +104,16 @@ TEST_CASE("train CLI: Ctrl-C stops the run, writes what it recorded, exits 130",
   pid_t pid = 0;
   REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
   posix_spawn_file_actions_destroy(&actions);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // data loaded, training
+  // Wait until the worker threads exist (data loaded, training under way), then a little more.
+  auto threads = [pid] {
+    std::error_code ec;
+    const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+    return std::distance(std::filesystem::directory_iterator(tasks, ec), {});
+  };
+  for (int i = 0; i < 1200 && threads() < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(pid, SIGINT);
   int status = 0;
   // A hang guard, not a timing assertion: the run would otherwise go on for 600 s.
