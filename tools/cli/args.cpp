@@ -27,6 +27,7 @@ constexpr const char* kUsage =
     "                 --delay 'exp:mean=10ms' [--delay-mode pad|add]\n"
     "                 --iterations N | --time 60s | --target-error 0.08\n"
     "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
+    "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
     "\n"
     "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree.\n";
 
@@ -207,6 +208,55 @@ int train_command(int argc, char** argv) {
   }
 }
 
+int theory_command(int argc, char** argv) {
+  cxxopts::Options options("stalesgd theory",
+                           "Expected seconds per iteration of a K-of-P rule under a delay spec: the "
+                           "closed form of\nDutta et al. 2018 where one exists, and a Monte-Carlo "
+                           "simulation of the same rule for any spec.\nDocs: docs/theory.md.");
+  // clang-format off
+  options.add_options()
+      ("rule", "sync | k-sync | k-batch-sync | async | k-async | k-batch-async (default: all, K = 1, 2, 4, ..., P)", cxxopts::value<std::string>())
+      ("workers", "Number of workers P", cxxopts::value<int>()->default_value("8"))
+      ("k", "(--k) Gradients per update K, 1 <= K <= P", cxxopts::value<int>())
+      ("delay", "Delay spec, e.g. 'exp:mean=20ms' (docs/stragglers.md)", cxxopts::value<std::string>())
+      ("delay-mode", "pad | add (with no compute time modelled they agree)", cxxopts::value<std::string>()->default_value("pad"))
+      ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
+      ("seed", "Seed of the simulation", cxxopts::value<std::uint64_t>()->default_value("1"))
+      ("json", "Print JSON instead of a table")
+      ("h,help", "Show this help");
+  // clang-format on
+  try {
+    auto r = parse(options, argc, argv);
+    if (r.count("help")) {
+      fmt::print("{}", options.help());
+      return 0;
+    }
+    TheoryArgs a;
+    if (r.count("rule")) a.rule = r["rule"].as<std::string>();
+    a.workers = r["workers"].as<int>();
+    if (a.workers < 1 || a.workers > 4096) {
+      return fail(fmt::format("--workers {} is out of range; use 1 to 4096", a.workers), 2);
+    }
+    if (r.count("k")) {
+      a.k = r["k"].as<int>();
+      if (a.k < 1) return fail(fmt::format("--k {} must satisfy 1 <= K <= P", a.k), 2);
+      if (a.rule.empty()) return fail("--k needs --rule", 2);
+    }
+    if (!r.count("delay")) return usage_error("theory", "--delay is required, e.g. --delay exp:mean=20ms");
+    a.delay = r["delay"].as<std::string>();
+    const auto mode = r["delay-mode"].as<std::string>();
+    if (mode != "pad" && mode != "add") return fail(fmt::format("--delay-mode '{}' is not pad or add", mode), 2);
+    a.delay_mode = mode == "pad" ? DelayMode::kPad : DelayMode::kAdd;
+    a.samples = r["samples"].as<std::uint64_t>();
+    if (a.samples < 100) return fail(fmt::format("--samples {} is too few; use at least 100", a.samples), 2);
+    a.seed = r["seed"].as<std::uint64_t>();
+    a.json = r.count("json") > 0;
+    return run_theory(a);
+  } catch (const cxxopts::exceptions::exception& e) {
+    return usage_error("theory", e.what());
+  }
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -225,6 +275,7 @@ int run_cli(int argc, char** argv) {
   }
   if (command == "data") return data_command(argc - 1, argv + 1);
   if (command == "train") return train_command(argc - 1, argv + 1);
+  if (command == "theory") return theory_command(argc - 1, argv + 1);
   return fail(fmt::format("unknown command '{}'; run `stalesgd --help` for the commands", command), 2);
 }
 

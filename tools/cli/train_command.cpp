@@ -64,15 +64,15 @@ void print_summary(const TrainerOptions& o, const RunRecord& run, const nlohmann
 
 int run_train(const TrainerOptions& options) {
   if (auto s = validate(options); !s) return fail(s.error().message, 2);
-  auto data = load_dataset(options.dataset, options.data_dir);
-  if (!data) return fail(data.error().message);
-
+  // From here on Ctrl-C stops the run cleanly (even while the data loads).
   g_interrupt.store(false);
   struct sigaction sa {};
   sa.sa_handler = on_sigint;
   sigemptyset(&sa.sa_mask);
   struct sigaction old {};
   sigaction(SIGINT, &sa, &old);
+  auto data = load_dataset(options.dataset, options.data_dir);
+  if (!data) return fail(data.error().message);
   auto run = train(options, *data, &g_interrupt);
   sigaction(SIGINT, &old, nullptr);
   if (!run) return fail(run.error().message);

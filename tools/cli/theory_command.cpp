@@ -1,0 +1,126 @@
+// `stalesgd theory`: the expected time per iteration of a rule under a delay spec, in closed
+// form where the paper gives one and by Monte Carlo for every spec; E[T_sync] / E[T_async].
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "stalesgd/theory/runtime.hpp"
+
+namespace stalesgd::cli {
+namespace {
+
+nlohmann::json cell(const RuleSpec& spec, int workers, const StragglerProfile& profile,
+                    const TheoryArgs& args) {
+  auto rule = make_rule(spec, workers);
+  nlohmann::json j;
+  j["rule"] = spec.name;
+  j["k"] = (*rule)->k();
+  if (const Distribution* x = profile.iid()) {
+    if (auto c = closed_form_runtime(spec.name, workers, (*rule)->k(), *x)) {
+      j["closed_form"] = {{"seconds_per_iteration", c->seconds}, {"formula", c->formula},
+                          {"upper_bound", c->upper_bound}};
+    }
+  }
+  auto mc = monte_carlo_runtime(spec, workers, profile, args.samples, args.seed, args.delay_mode);
+  if (mc) {
+    j["monte_carlo"] = {{"seconds_per_iteration", mc->seconds}, {"ci95", mc->ci95},
+                        {"iterations", mc->iterations}, {"mean_staleness", mc->mean_staleness}};
+  }
+  return j;
+}
+
+std::string closed_text(const nlohmann::json& c) {
+  if (!c.contains("closed_form")) return "-";
+  const auto& f = c["closed_form"];
+  return fmt::format("{}{:.6f}", f["upper_bound"].get<bool>() ? "<= " : "",
+                     f["seconds_per_iteration"].get<double>());
+}
+
+}  // namespace
+
+int run_theory(const TheoryArgs& args) {
+  auto profile = StragglerProfile::parse(args.delay, args.workers);
+  if (!profile) return fail(profile.error().message, 2);
+  if (profile->iid() != nullptr && !(profile->iid()->mean() > 0.0)) {
+    return fail(fmt::format("delay spec '{}' has no positive mean delay, so every rule takes no "
+                            "time; give e.g. --delay exp:mean=20ms",
+                            args.delay),
+                2);
+  }
+  if (profile->iid() != nullptr && !std::isfinite(profile->iid()->mean())) {
+    return fail(fmt::format("delay spec '{}' has an infinite mean, so E[T] is infinite for the "
+                            "asynchronous rules; use a pareto shape > 1",
+                            args.delay),
+                2);
+  }
+  std::vector<RuleSpec> specs;
+  if (args.rule.empty()) {
+    // Every rule for K = 1, 2, 4, ... and P.
+    for (const auto& name : rule_names()) {
+      if (name == "sync" || name == "async") {
+        specs.push_back({name, 0});
+        continue;
+      }
+      for (int k = 1; k <= args.workers; k = k * 2 > args.workers && k != args.workers ? args.workers : k * 2) {
+        specs.push_back({name, k});
+      }
+    }
+  } else {
+    specs.push_back({args.rule, args.k});
+  }
+  for (const auto& spec : specs) {
+    if (auto r = make_rule(spec, args.workers); !r) return fail(r.error().message, 2);
+  }
+
+  nlohmann::json out;
+  out["workers"] = args.workers;
+  out["delay"] = args.delay;
+  out["delay_mode"] = to_string(args.delay_mode);
+  out["rules"] = nlohmann::json::array();
+  for (const auto& spec : specs) out["rules"].push_back(cell(spec, args.workers, *profile, args));
+  // E[T_sync] / E[T_async]: P H_P for exponential delays (DESIGN.md §3).
+  const auto sync = cell({"sync", 0}, args.workers, *profile, args);
+  const auto async = cell({"async", 0}, args.workers, *profile, args);
+  nlohmann::json ratio;
+  if (sync.contains("closed_form") && async.contains("closed_form") &&
+      !async["closed_form"]["upper_bound"].get<bool>()) {
+    ratio["closed_form"] = sync["closed_form"]["seconds_per_iteration"].get<double>() /
+                           async["closed_form"]["seconds_per_iteration"].get<double>();
+  }
+  if (sync.contains("monte_carlo") && async.contains("monte_carlo")) {
+    ratio["monte_carlo"] = sync["monte_carlo"]["seconds_per_iteration"].get<double>() /
+                           async["monte_carlo"]["seconds_per_iteration"].get<double>();
+  }
+  ratio["p_h_p"] = args.workers * harmonic(args.workers);
+  out["sync_over_async"] = ratio;
+
+  if (args.json) {
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  fmt::print("P = {}, delay {} ({}), Monte Carlo: {} iterations per cell, seed {}\n\n",
+             args.workers, args.delay, to_string(args.delay_mode), args.samples, args.seed);
+  fmt::print("{:<14} {:>4}  {:>14}  {:>22}  {:>9}  {}\n", "rule", "K", "closed form s",
+             "monte carlo s (95% CI)", "staleness", "formula");
+  for (const auto& c : out["rules"]) {
+    const std::string mc =
+        c.contains("monte_carlo")
+            ? fmt::format("{:.6f} ± {:.6f}", c["monte_carlo"]["seconds_per_iteration"].get<double>(),
+                          c["monte_carlo"]["ci95"].get<double>())
+            : std::string("-");
+    const std::string st = c.contains("monte_carlo")
+                               ? fmt::format("{:.2f}", c["monte_carlo"]["mean_staleness"].get<double>())
+                               : std::string("-");
+    fmt::print("{:<14} {:>4}  {:>14}  {:>22}  {:>9}  {}\n", c["rule"].get<std::string>(),
+               c["k"].get<int>(), closed_text(c), mc, st,
+               c.contains("closed_form") ? c["closed_form"]["formula"].get<std::string>() : "");
+  }
+  fmt::print("\nE[T_sync] / E[T_async]: ");
+  if (ratio.contains("closed_form")) fmt::print("closed form {:.3f}, ", ratio["closed_form"].get<double>());
+  if (ratio.contains("monte_carlo")) fmt::print("monte carlo {:.3f}, ", ratio["monte_carlo"].get<double>());
+  fmt::print("P H_P = {:.3f} (the exponential case)\n", ratio["p_h_p"].get<double>());
+  return 0;
+}
+
+}  // namespace stalesgd::cli
