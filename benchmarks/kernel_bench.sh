@@ -44,7 +44,7 @@ reps_for() {  # about a second of steps per measurement
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
-echo "kernel_bench.sh: $rounds rounds of {$models} x {$batches}; $(nproc) cores, $(date -u +%FT%TZ)" >&2
+echo "kernel_bench.sh: $rounds rounds of {$models} x {$batches}; $(nproc --all) cores ($(nproc) usable), $(date -u +%FT%TZ)" >&2
 for round in $(seq 1 "$rounds"); do
   for model in $models; do
     for batch in $batches; do

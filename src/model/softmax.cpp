@@ -1,6 +1,6 @@
-// softmax: multinomial logistic regression, p(y | x) = softmax(W x + b), with the optional
-// L2 term lambda/2 ||W||^2 this is the strongly convex case of the paper's analysis
-// (Dutta et al. 2018, §5 assumes strong convexity for the error-runtime bounds).
+// softmax: multinomial logistic regression, p(y | x) = softmax(W x + b). With the optional L2
+// term lambda/2 ||W||^2 (--l2) the loss is strongly convex: the setting of the error-runtime
+// convergence bounds of Dutta et al. 2018.
 #include <fmt/format.h>
 
 #include "model/architectures.hpp"

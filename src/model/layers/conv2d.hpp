@@ -4,6 +4,8 @@
 // Output: HWC, i.e. the F x (n*P) matrix Y = W cols + b.
 // Backward: dW = dY cols^T, db = dY 1, dcols = W^T dY then col2im (cols recomputed per chunk
 // rather than kept from the forward pass: the copy is cheap, the memory would not be).
+//
+// Thread safety: as every Layer, immutable; scratch per thread.
 #pragma once
 
 #include "model/layers/im2col.hpp"

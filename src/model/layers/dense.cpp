@@ -9,12 +9,14 @@
 #include "model/init.hpp"
 #include "model/layers/bias_relu.hpp"
 #include "model/layers/sparse_input.hpp"
+#include "model/simd.hpp"
 
 namespace stalesgd::model {
 namespace {
 
-// Fewer output rows than this: the GEMMs are computed transposed (see forward()).
-constexpr int kNarrow = 16;
+// Fewer output rows than a SIMD register holds: the GEMMs are computed transposed (see
+// forward()), and the sparse path does not pay.
+constexpr int kNarrow = simd::kLanes;
 
 struct DenseScratch final : LayerScratch {
   SparseInput sparse;

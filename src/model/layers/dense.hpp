@@ -3,6 +3,8 @@
 // Forward Y = W X (one GEMM over the batch); backward dW = dY X^T, db = dY 1, dX = W^T dY.
 // When it reads the network input, a sparse batch (mostly exact zeros, as MNIST) takes the
 // SparseInput path instead of the GEMMs.
+//
+// Thread safety: as every Layer, immutable; scratch per thread.
 #pragma once
 
 #include "model/layers/layer.hpp"

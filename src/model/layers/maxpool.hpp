@@ -2,6 +2,8 @@
 // dropped). Backward routes each output gradient to the input that won (the first of equal
 // ones) and zero to the other three; the winner is found again from the input and output
 // rather than stored, which keeps both passes vectorised over the channels.
+//
+// Thread safety: as every Layer, immutable; no state at all.
 #pragma once
 
 #include "model/layers/layer.hpp"
