@@ -14,7 +14,9 @@ ServerCore::ServerCore(RunContext& ctx, Rule& rule, ParameterStore& store, RunRe
       run_(run),
       acc_(ctx.model->num_params()),
       applied_(static_cast<std::size_t>(rule.workers()), 0),
-      discarded_(static_cast<std::size_t>(rule.workers()), 0) {
+      discarded_(static_cast<std::size_t>(rule.workers()), 0),
+      k0_(rule.k()),
+      next_adapt_s_(ctx.options.adasync_every_s) {
   round_.reserve(static_cast<std::size_t>(rule.workers()));
 }
 
@@ -71,7 +73,32 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
   staleness_count_ += n;
   run_.updates.push_back(u);
   round_.clear();
+  if (ctx_.options.adasync_every_s > 0.0) {
+    window_loss_sum_ += loss_sum;
+    window_loss_count_ += n;
+    adapt_k(now_s);
+  }
   return out;
+}
+
+// AdaSync (Dutta et al., journal version): K <- min(P, ceil(K0 sqrt(F(w_0) / F(w_t)))) every
+// t0 seconds. F is the training loss; the server estimates it by the mean minibatch loss of
+// the gradients it applied in the last window (no extra evaluation on the training path), and
+// F(w_0) by the first window. K only rises: a noisy window never undoes synchrony.
+void ServerCore::adapt_k(double now_s) {
+  if (now_s < next_adapt_s_ || window_loss_count_ == 0.0) return;
+  const double f = window_loss_sum_ / window_loss_count_;
+  window_loss_sum_ = 0.0;
+  window_loss_count_ = 0.0;
+  while (next_adapt_s_ <= now_s) next_adapt_s_ += ctx_.options.adasync_every_s;
+  if (initial_loss_ == 0.0) {
+    initial_loss_ = f;
+    return;
+  }
+  if (!(f > 0.0)) return;
+  const double target = std::ceil(k0_ * std::sqrt(initial_loss_ / f));
+  const int k = static_cast<int>(std::min<double>(rule_.workers(), target));
+  if (k > rule_.k()) rule_.set_k(k);
 }
 
 }  // namespace stalesgd

@@ -54,6 +54,14 @@ class ServerCore {
   std::vector<std::uint64_t> discarded_;
   double staleness_sum_ = 0.0;
   double staleness_count_ = 0.0;
+
+  // AdaSync (see adapt_k): the loss estimate F over the current window of t0 seconds.
+  void adapt_k(double now_s);
+  int k0_;
+  double next_adapt_s_;
+  double window_loss_sum_ = 0.0;
+  double window_loss_count_ = 0.0;
+  double initial_loss_ = 0.0;  // F(w_0): the first window's mean minibatch loss
 };
 
 }  // namespace stalesgd

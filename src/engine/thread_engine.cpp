@@ -328,7 +328,7 @@ Result<RunRecord> ThreadEngine::run() {
 Result<RunRecord> train_threads(RunContext& ctx) {
   auto rule = make_rule(ctx.options.rule, ctx.options.workers);
   if (!rule) return rule.error();
-  auto delays = StragglerProfile::parse(ctx.options.delay, ctx.options.workers);
+  auto delays = StragglerProfile::parse(ctx.options.delay, ctx.options.workers, ctx.options.delay_base_dir);
   if (!delays) return delays.error();
   ThreadEngine engine(ctx, **rule, *delays);
   return engine.run();

@@ -23,12 +23,25 @@ Status validate(const TrainerOptions& o) {
     return Error{fmt::format("--batch {} must be a positive number of samples, e.g. --batch 32", o.batch)};
   }
   if (auto lr = make_learning_rate(o.lr, o.lr_rule); !lr) return lr.error();
-  if (auto delay = StragglerProfile::parse(o.delay, o.workers); !delay) return delay.error();
+  if (auto delay = StragglerProfile::parse(o.delay, o.workers, o.delay_base_dir); !delay) return delay.error();
   if (!(o.model.l2 >= 0.0f) || !std::isfinite(o.model.l2)) {
     return Error{fmt::format("--l2 {} must be >= 0", o.model.l2)};
   }
   if (!o.model.hidden.empty() && o.model.name != "mlp") {
     return Error{fmt::format("--hidden applies to --model mlp only, not {}", o.model.name)};
+  }
+  if (o.adasync_every_s != 0.0) {
+    if (!(o.adasync_every_s > 0.0) || !std::isfinite(o.adasync_every_s)) {
+      return Error{"--adasync-every must be a positive duration such as 5s"};
+    }
+    if (o.rule.name != "k-sync" && o.rule.name != "k-async") {
+      return Error{fmt::format("--adasync-every adapts K for k-sync and k-async, not {}; use "
+                               "--rule k-sync or --rule k-async with --k K0",
+                               o.rule.name)};
+    }
+  }
+  if (o.compute_time_s < 0.0 || !std::isfinite(o.compute_time_s)) {
+    return Error{"--compute-time must be a duration >= 0, e.g. 2ms"};
   }
   if (o.iterations == 0 && !(o.time_s > 0.0)) {
     return Error{"no budget: give --iterations N or --time T (with --target-error they cap the run)"};

@@ -127,7 +127,7 @@ Result<RunRecord> train_virtual(RunContext& ctx) {
   const auto& o = ctx.options;
   auto rule = make_rule(o.rule, o.workers);
   if (!rule) return rule.error();
-  auto delays = StragglerProfile::parse(o.delay, o.workers);
+  auto delays = StragglerProfile::parse(o.delay, o.workers, o.delay_base_dir);
   if (!delays) return delays.error();
   EventSimulator sim(o.workers, *delays, o.seed, o.delay_mode, o.compute_time_s);
   VirtualEngine engine(ctx, **rule);

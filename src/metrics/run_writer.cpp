@@ -24,6 +24,8 @@ nlohmann::json options_to_json(const TrainerOptions& o) {
   j["delay"] = o.delay;
   j["delay_mode"] = to_string(o.delay_mode);
   j["seed"] = o.seed;
+  j["adasync_every_s"] = o.adasync_every_s;
+  j["compute_time_s"] = o.compute_time_s;
   j["iterations"] = o.iterations;
   j["time_s"] = o.time_s;
   j["target_error"] = o.target_error;

@@ -7,7 +7,7 @@ namespace stalesgd {
 
 nlohmann::json predict_for_run(const TrainerOptions& o, std::uint64_t mc_iterations) {
   if (o.sequential) return nullptr;
-  auto profile = StragglerProfile::parse(o.delay, o.workers);
+  auto profile = StragglerProfile::parse(o.delay, o.workers, o.delay_base_dir);
   if (!profile) return nullptr;
   auto rule = make_rule(o.rule, o.workers);
   if (!rule) return nullptr;

@@ -28,6 +28,7 @@ constexpr const char* kUsage =
     "                 --iterations N | --time 60s | --target-error 0.08\n"
     "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
     "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
+    "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run]\n"
     "\n"
     "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree.\n";
 
@@ -141,6 +142,7 @@ int train_command(int argc, char** argv) {
       ("lr-rule", "fixed | step:every=N,factor=F | exp:decay=D | inv-staleness | dutta:c=C", cxxopts::value<std::string>()->default_value("fixed"))
       ("delay", "Straggler delay spec, e.g. 'exp:mean=10ms' (docs/stragglers.md)", cxxopts::value<std::string>()->default_value("none"))
       ("delay-mode", "pad: a minibatch takes max(compute, X); add: compute + X", cxxopts::value<std::string>()->default_value("pad"))
+      ("adasync-every", "AdaSync for k-sync/k-async: every T raise K to min(P, ceil(K0 sqrt(F0/Ft))), K0 = --k", cxxopts::value<std::string>())
       ("seed", "Seed for initialisation, sampling and delays", cxxopts::value<std::uint64_t>()->default_value("1"));
   options.add_options("Budget (the first reached stops the run)")
       ("iterations", "Number of server updates", cxxopts::value<std::uint64_t>())
@@ -188,6 +190,7 @@ int train_command(int argc, char** argv) {
     }
     o.delay_mode = mode == "pad" ? DelayMode::kPad : DelayMode::kAdd;
     o.seed = r["seed"].as<std::uint64_t>();
+    if (r.count("adasync-every")) o.adasync_every_s = duration_flag(r, "adasync-every");
     if (r.count("iterations")) o.iterations = r["iterations"].as<std::uint64_t>();
     if (r.count("time")) o.time_s = duration_flag(r, "time");
     if (r.count("target-error")) o.target_error = r["target-error"].as<double>();
@@ -257,6 +260,37 @@ int theory_command(int argc, char** argv) {
   }
 }
 
+int race_command(int argc, char** argv) {
+  cxxopts::Options options("stalesgd race",
+                           "Run the training runs of a TOML experiment in sequence, each into "
+                           "DIR/<run>/, then print\nthe results table (time to target error, error "
+                           "at the budget, seconds per iteration measured\nand predicted, staleness, "
+                           "wasted work) and write DIR/results.csv. Docs: docs/experiments.md.");
+  // clang-format off
+  options.add_options()
+      ("config", "Experiment file, e.g. experiments/quickstart.toml", cxxopts::value<std::string>())
+      ("out", "Output directory", cxxopts::value<std::string>())
+      ("dry-run", "Check the file and list the runs without running them")
+      ("h,help", "Show this help");
+  // clang-format on
+  try {
+    auto r = parse(options, argc, argv);
+    if (r.count("help")) {
+      fmt::print("{}", options.help());
+      return 0;
+    }
+    if (!r.count("config")) return usage_error("race", "--config FILE is required");
+    RaceArgs a;
+    a.config = r["config"].as<std::string>();
+    a.dry_run = r.count("dry-run") > 0;
+    if (!r.count("out") && !a.dry_run) return usage_error("race", "--out DIR is required");
+    if (r.count("out")) a.out = r["out"].as<std::string>();
+    return run_race(a);
+  } catch (const cxxopts::exceptions::exception& e) {
+    return usage_error("race", e.what());
+  }
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -276,6 +310,7 @@ int run_cli(int argc, char** argv) {
   if (command == "data") return data_command(argc - 1, argv + 1);
   if (command == "train") return train_command(argc - 1, argv + 1);
   if (command == "theory") return theory_command(argc - 1, argv + 1);
+  if (command == "race") return race_command(argc - 1, argv + 1);
   return fail(fmt::format("unknown command '{}'; run `stalesgd --help` for the commands", command), 2);
 }
 

@@ -36,6 +36,15 @@ struct TheoryArgs {
 // `stalesgd theory`: closed form and Monte-Carlo E[T] per iteration, and E[T_sync]/E[T_async].
 int run_theory(const TheoryArgs& args);
 
+struct RaceArgs {
+  std::string config;
+  std::string out;
+  bool dry_run = false;  // list the runs and their folders, run nothing
+};
+
+// `stalesgd race`: every run of a TOML experiment, outputs per run, results.csv and a table.
+int run_race(const RaceArgs& args);
+
 // Prints "stalesgd: error: <message>" on one line to stderr; returns the exit status to use.
 int fail(const std::string& message, int status = 1);
 

@@ -29,7 +29,11 @@ struct TrainerOptions {
   std::string lr_rule = "fixed";            // see lr/learning_rate.hpp
   std::string delay = "none";               // straggler spec (docs/stragglers.md)
   DelayMode delay_mode = DelayMode::kPad;   // how the delay combines with compute time
+  std::filesystem::path delay_base_dir = "."; // trace files in `delay` resolve against this
   std::uint64_t seed = 1;                   // one seed: init, sampling, delays
+  double adasync_every_s = 0.0;             // AdaSync (k-sync, k-async): every t0 seconds raise
+                                            // K to min(P, ceil(K0 sqrt(F(w_0) / F(w_t)))),
+                                            // K0 = --k; 0 = off
 
   // --- Stopping: the first budget reached ends the run; at least one of iterations/time.
   std::uint64_t iterations = 0;  // server updates; 0 = no limit

@@ -1,0 +1,142 @@
+#include "stalesgd/engine/race.hpp"
+
+#include <cstdio>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "stalesgd/data/catalog.hpp"
+#include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/metrics/run_writer.hpp"
+#include "stalesgd/theory/runtime.hpp"
+
+namespace stalesgd {
+namespace fs = std::filesystem;
+
+namespace {
+
+RaceRow make_row(const ExperimentRun& r, const RunRecord& run, const nlohmann::json& theory) {
+  const auto& o = r.options;
+  RaceRow row;
+  row.label = r.label;
+  row.slug = r.slug;
+  row.rule = o.rule.name;
+  row.k = o.rule.k != 0 ? o.rule.k : (o.rule.name == "async" ? 1 : o.workers);
+  row.seed = o.seed;
+  row.clock = to_string(o.clock);
+  row.iterations = run.updates.empty() ? 0 : run.updates.back().iteration;
+  row.wall_s = run.wall_s;
+  row.time_to_target_s = run.time_to_target_s;
+  if (!run.evals.empty()) row.final_test_error = run.evals.back().test_error;
+  row.seconds_per_iteration = seconds_per_iteration(run);
+  if (theory.is_object() && theory.contains("seconds_per_iteration")) {
+    row.predicted_seconds_per_iteration = theory["seconds_per_iteration"].get<double>();
+    row.predicted_method = theory.value("method", std::string());
+  }
+  const auto st = staleness_stats(run);
+  row.mean_staleness = st.mean;
+  row.p95_staleness = st.p95;
+  for (const auto& w : run.workers) {
+    row.gradients_started += w.started;
+    row.gradients_applied += w.applied;
+    row.gradients_cancelled += w.cancelled;
+  }
+  row.wasted_fraction = row.gradients_started
+                            ? static_cast<double>(row.gradients_cancelled) / row.gradients_started
+                            : 0.0;
+  row.stop_reason = run.stop_reason;
+  return row;
+}
+
+std::string opt(const std::optional<double>& v, const char* format = "{:.6g}") {
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string();
+}
+
+}  // namespace
+
+Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
+                             const std::atomic<bool>* interrupt,
+                             const std::function<void(std::size_t, const RaceRow&)>& on_run_done) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) {
+    return Error{fmt::format("cannot create output dir {} ({}); pass a writable --out",
+                             out_dir.string(), ec.message())};
+  }
+  // Each data set once, shared by the runs that use it.
+  std::map<std::pair<std::string, std::string>, Dataset> data;
+  for (const auto& r : ex.runs) {
+    const auto key = std::make_pair(r.options.dataset, r.options.data_dir.string());
+    if (data.count(key)) continue;
+    auto ds = load_dataset(r.options.dataset, r.options.data_dir);
+    if (!ds) return ds.error();
+    data.emplace(key, std::move(ds).value());
+  }
+  RaceOutcome outcome;
+  for (std::size_t i = 0; i < ex.runs.size(); ++i) {
+    const auto& r = ex.runs[i];
+    const auto& ds = data.at({r.options.dataset, r.options.data_dir.string()});
+    auto run = train(r.options, ds, interrupt);
+    if (!run) return Error{fmt::format("run '{}': {}", r.label, run.error().message)};
+    const auto theory = predict_for_run(r.options);
+    if (auto s = write_run_outputs(out_dir / r.slug, r.options, *run, theory); !s) return s.error();
+    outcome.rows.push_back(make_row(r, *run, theory));
+    if (on_run_done) on_run_done(i, outcome.rows.back());
+    if (run->stop_reason == "interrupted") {
+      outcome.interrupted = true;
+      break;
+    }
+  }
+  if (auto s = write_results_csv(out_dir / "results.csv", outcome.rows); !s) return s.error();
+  return outcome;
+}
+
+Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return Error{fmt::format("cannot write {}; check that --out is writable", path.string())};
+  fmt::print(f,
+             "label,slug,rule,k,seed,clock,iterations,wall_s,time_to_target_s,final_test_error,"
+             "seconds_per_iteration,predicted_seconds_per_iteration,predicted_method,"
+             "mean_staleness,p95_staleness,gradients_started,gradients_applied,"
+             "gradients_cancelled,wasted_fraction\n");
+  for (const auto& r : rows) {
+    // Labels may hold commas: quote them (RFC 4180).
+    std::string label = r.label;
+    for (std::size_t p = 0; (p = label.find('"', p)) != std::string::npos; p += 2) label.insert(p, "\"");
+    fmt::print(f, "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f}\n",
+               label, r.slug, r.rule, r.k, r.seed, r.clock, r.iterations, r.wall_s,
+               opt(r.time_to_target_s), opt(r.final_test_error), r.seconds_per_iteration,
+               opt(r.predicted_seconds_per_iteration), r.predicted_method, r.mean_staleness,
+               r.p95_staleness, r.gradients_started, r.gradients_applied, r.gradients_cancelled,
+               r.wasted_fraction);
+  }
+  const bool bad = std::ferror(f) != 0;
+  std::fclose(f);
+  if (bad) return Error{fmt::format("error writing {} (disk full?)", path.string())};
+  return {};
+}
+
+std::string results_markdown(const std::vector<RaceRow>& rows, double target_error) {
+  std::string out;
+  const std::string target = target_error > 0.0 ? fmt::format("time to {:.3g} (s)", target_error)
+                                                : std::string("time to target (s)");
+  out += fmt::format("| run | rule | K | {} | error at end | s/iter measured | s/iter predicted | "
+                     "mean staleness | wasted work |\n",
+                     target);
+  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : rows) {
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {:.5f} | {} | {:.2f} | {:.1f}% |\n", r.label, r.rule, r.k,
+        r.time_to_target_s ? fmt::format("{:.2f}", *r.time_to_target_s) : std::string("—"),
+        r.final_test_error ? fmt::format("{:.4f}", *r.final_test_error) : std::string("—"),
+        r.seconds_per_iteration,
+        r.predicted_seconds_per_iteration
+            ? fmt::format("{:.5f} ({})", *r.predicted_seconds_per_iteration,
+                          r.predicted_method == "closed form" ? "closed" : "MC")
+            : std::string("—"),
+        r.mean_staleness, 100.0 * r.wasted_fraction);
+  }
+  return out;
+}
+
+}  // namespace stalesgd

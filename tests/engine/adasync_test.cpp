@@ -1,0 +1,40 @@
+// AdaSync: K starts at K0 and rises, every t0 seconds, as the training loss falls.
+#include "engine/engine_test_util.hpp"
+
+using namespace stalesgd;
+using namespace stalesgd::test;
+
+TEST_CASE("AdaSync raises K from K0 as the loss falls, never past P", "[engine][adasync]") {
+  for (const std::string rule : {"k-sync", "k-async"}) {
+    INFO(rule);
+    auto o = quick_options(rule, 8, 1, "exp:mean=10ms");
+    o.clock = ClockKind::kVirtual;
+    o.model.name = "mlp";
+    o.adasync_every_s = 2.0;
+    o.time_s = 24.0;
+    const auto run = run_ok(o);
+    int k = 1;
+    double last_change = 0.0;
+    for (const auto& u : run.updates) {
+      CHECK(u.n_grads >= k);  // never falls
+      CHECK(u.n_grads <= 8);
+      if (u.n_grads > k) {
+        // Changes happen at the first update after a multiple of t0.
+        CHECK(u.wall_s - last_change >= 2.0 - 0.2);
+        last_change = u.wall_s;
+      }
+      k = u.n_grads;
+    }
+    CHECK(run.updates.front().n_grads == 1);
+    CHECK(k >= 3);
+  }
+}
+
+TEST_CASE("AdaSync only applies to k-sync and k-async", "[engine][adasync]") {
+  auto o = quick_options("async", 4, 0, "none");
+  o.iterations = 5;
+  o.adasync_every_s = 1.0;
+  CHECK_FALSE(validate(o).ok());
+  o.rule = {"k-async", 2};
+  CHECK(validate(o).ok());
+}

@@ -1,0 +1,105 @@
+// Experiment files: shared keys and per-run overrides, seeds, slugs, and errors that name the
+// file, the line and the key.
+#include "stalesgd/engine/experiment.hpp"
+
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "support/fixtures.hpp"
+
+using namespace stalesgd;
+using namespace stalesgd::test;
+using Catch::Matchers::Contains;
+
+namespace {
+std::filesystem::path write_toml(const TempDir& dir, const std::string& text) {
+  const auto path = dir / "exp.toml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+constexpr const char* kGood = R"(name = "demo"
+model = "softmax"
+workers = 4
+delay = "exp:mean=5ms"
+time = "2s"
+seeds = [1, 2]
+
+[[run]]
+label = "sync"
+rule = "sync"
+
+[[run]]
+label = "K-async, K=2"
+rule = "k-async"
+k = 2
+lr = 0.02
+lr_rule = "dutta:c=0.5"
+adasync_every = "1s"
+clock = "virtual"
+)";
+}  // namespace
+
+TEST_CASE("experiment: shared keys, overrides, seeds and slugs", "[experiment]") {
+  TempDir dir;
+  auto ex = load_experiment(write_toml(dir, kGood));
+  REQUIRE(ex.ok());
+  CHECK(ex->name == "demo");
+  REQUIRE(ex->runs.size() == 4);
+  CHECK(ex->runs[0].label == "sync (seed 1)");
+  CHECK(ex->runs[1].options.seed == 2);
+  CHECK(ex->runs[0].slug == "sync-seed-1");
+  const auto& o = ex->runs[2].options;
+  CHECK(ex->runs[2].slug == "k-async-k-2-seed-1");
+  CHECK(o.rule.name == "k-async");
+  CHECK(o.rule.k == 2);
+  CHECK(o.workers == 4);
+  CHECK(o.lr == 0.02);
+  CHECK(o.lr_rule == "dutta:c=0.5");
+  CHECK(o.adasync_every_s == 1.0);
+  CHECK(o.clock == ClockKind::kVirtual);
+  CHECK(o.time_s == 2.0);
+  CHECK(ex->runs[0].options.clock == ClockKind::kReal);
+  CHECK(o.delay_base_dir == dir.path());
+}
+
+TEST_CASE("experiment: errors name the file, the line and the key", "[experiment]") {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"wrkers = 4\n[[run]]\nlabel = \"a\"\n", "exp.toml:1: unknown key 'wrkers'"},
+      {"time = \"2s\"\nworkers = \"four\"\n[[run]]\nlabel = \"a\"\n", "exp.toml:2: key 'workers' must be an integer"},
+      {"time = 20\n[[run]]\nlabel = \"a\"\n", "exp.toml:1: key 'time' must be a duration string"},
+      {"time = \"20 parsecs\"\n[[run]]\nlabel = \"a\"\n", "exp.toml:1: key 'time'"},
+      {"time = \"2s\"\n", "no runs"},
+      {"time = \"2s\"\n[[run]]\nrule = \"sync\"\n", "exp.toml:2: [[run]] needs a label"},
+      {"time = \"2s\"\nworkers = 4\n\n[[run]]\nlabel = \"bad\"\nrule = \"k-sync\"\nk = 9\n",
+       "exp.toml:4: run 'bad': --k 9 is out of range for --workers 4"},
+      {"time = \"2s\"\n[[run]]\nlabel = \"x\"\ndelay = \"exp:mean=5\"\n", "run 'x': delay spec"},
+      {"time = \"2s\"\n[[run]]\nlabel = \"x\"\nclock = \"fast\"\n", "exp.toml:4: key 'clock' must be \"real\" or \"virtual\""},
+      {"time = \"2s\"\nseeds = []\n[[run]]\nlabel = \"x\"\n", "exp.toml:2: key 'seeds'"},
+      {"time = \"2s\"\n[[run]]\nlabel = \"x\"\nhidden = [256, \"x\"]\n", "key 'hidden'"},
+      {"time = \"2s\"\n[[run]\nlabel = \"x\"\n", "exp.toml:2: TOML syntax error"},
+  };
+  for (const auto& [text, expected] : cases) {
+    auto ex = load_experiment(write_toml(dir, text));
+    INFO(text);
+    REQUIRE_FALSE(ex.ok());
+    CHECK_THAT(ex.error().message, Contains(expected));
+    CHECK(ex.error().message.find('\n') == std::string::npos);
+  }
+  CHECK_THAT(load_experiment(dir / "missing.toml").error().message, Contains("config file not found"));
+}
+
+TEST_CASE("every experiment shipped in experiments/ loads", "[experiment]") {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(STALESGD_SOURCE_DIR) / "experiments")) {
+    if (e.path().extension() != ".toml") continue;
+    INFO(e.path());
+    auto ex = load_experiment(e.path());
+    CHECK(ex.ok());
+    if (!ex) WARN(ex.error().message);
+    ++n;
+  }
+  CHECK(n >= 1);
+}

@@ -1,0 +1,61 @@
+// The race: runs in sequence into subfolders, results.csv and the markdown table.
+#include "stalesgd/engine/race.hpp"
+
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "support/fixtures.hpp"
+
+using namespace stalesgd;
+using namespace stalesgd::test;
+using Catch::Matchers::Contains;
+
+TEST_CASE("a virtual-clock race writes every run and the results table", "[experiment][race]") {
+  TempDir dir;
+  const auto cfg = dir / "race.toml";
+  std::ofstream(cfg) << "model = \"softmax\"\nworkers = 4\ndelay = \"exp:mean=10ms\"\n"
+                        "clock = \"virtual\"\ntime = \"1s\"\ntarget_error = 0.2\n"
+                        "data_dir = \"" << repo_data_dir().string() << "\"\n"
+                        "[[run]]\nlabel = \"sync\"\nrule = \"sync\"\n"
+                        "[[run]]\nlabel = \"async\"\nrule = \"async\"\n";
+  auto ex = load_experiment(cfg);
+  REQUIRE(ex.ok());
+  std::vector<std::size_t> done;
+  auto outcome = run_race(*ex, dir / "out", nullptr, [&](std::size_t i, const RaceRow&) { done.push_back(i); });
+  REQUIRE(outcome.ok());
+  CHECK(done == std::vector<std::size_t>{0, 1});
+  REQUIRE(outcome->rows.size() == 2);
+  const auto& sync = outcome->rows[0];
+  const auto& async = outcome->rows[1];
+  CHECK(sync.k == 4);
+  CHECK(async.k == 1);
+  // Same virtual budget: async makes many more updates and reaches 0.2 first.
+  CHECK(async.iterations > 3 * sync.iterations);
+  REQUIRE(async.time_to_target_s.has_value());
+  CHECK(async.mean_staleness > 1.0);
+  CHECK(sync.predicted_method == "closed form");
+  for (const char* f : {"sync/summary.json", "async/gradients.csv", "results.csv"}) {
+    CHECK(std::filesystem::exists(dir / "out" / f));
+  }
+  std::ifstream csv(dir / "out" / "results.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  CHECK(header.rfind("label,slug,rule,k,seed,clock,iterations,wall_s,time_to_target_s", 0) == 0);
+  CHECK(row.rfind("\"sync\",sync,sync,4,1,virtual,", 0) == 0);
+  const auto md = results_markdown(outcome->rows, 0.2);
+  CHECK_THAT(md, Contains("| async | async | 1 |") && Contains("time to 0.2 (s)"));
+}
+
+TEST_CASE("race CLI: a broken config is one line naming file and line", "[experiment][cli]") {
+  TempDir dir;
+  std::ofstream(dir / "bad.toml") << "time = \"1s\"\n[[run]]\nlabel = \"a\"\nrule = \"k-sync\"\n";
+  auto r = run_cli({"race", "--config", (dir / "bad.toml").string(), "--out", (dir / "o").string()});
+  CHECK(r.exit_code != 0);
+  CHECK(line_count(r.output) == 1);
+  CHECK_THAT(r.output, Contains("bad.toml:2: run 'a': --rule k-sync needs --k"));
+  r = run_cli({"race", "--out", (dir / "o").string()});
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Contains("--config FILE is required"));
+}
