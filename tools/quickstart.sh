@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# From a fresh Debian 12 machine: installs, builds, fetches MNIST and runs the main job.
+# From a fresh Debian 12 machine: installs what is missing, builds, fetches MNIST, and runs the
+# quickstart race (sync vs async vs k-async vs k-batch-async with stragglers, ~90 s), then
+# prints the results table and writes the plots into runs/quickstart/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -7,3 +9,6 @@ tools/setup.sh build plot
 dir=$(tools/build.sh)
 "$dir"/stalesgd data fetch mnist
 "$dir"/stalesgd data info --dataset mnist
+echo
+"$dir"/stalesgd race --config experiments/quickstart.toml --out runs/quickstart
+/usr/bin/python3 tools/plot.py runs/quickstart --title "quickstart: MNIST mlp, P = 8, exp:mean=10ms stragglers"

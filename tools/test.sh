@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tools/setup.sh build
+tools/setup.sh build plot
 sanitize_args=()
 if [ "${1:-}" = "--sanitize" ]; then sanitize_args=(--sanitize "${2:?}"); shift 2; fi
 dir=$(tools/build.sh "${sanitize_args[@]}")

@@ -161,7 +161,8 @@ int train_command(int argc, char** argv) {
   try {
     auto r = parse(options, argc, argv);
     if (r.count("help")) {
-      fmt::print("{}", options.help());
+      fmt::print("{}", options.help({"Data and model", "Parameter server",
+                                     "Budget (the first reached stops the run)", "Engine and output"}));
       return 0;
     }
     TrainerOptions o;
