@@ -36,11 +36,10 @@ RaceRow make_row(const ExperimentRun& r, const RunRecord& run, const nlohmann::j
   const auto st = staleness_stats(run);
   row.mean_staleness = st.mean;
   row.p95_staleness = st.p95;
-  for (const auto& w : run.workers) {
-    row.gradients_started += w.started;
-    row.gradients_applied += w.applied;
-    row.gradients_cancelled += w.cancelled;
-  }
+  const auto g = gradient_totals(run);
+  row.gradients_started = g.started;
+  row.gradients_applied = g.applied;
+  row.gradients_cancelled = g.cancelled;
   row.wasted_fraction = row.gradients_started
                             ? static_cast<double>(row.gradients_cancelled) / row.gradients_started
                             : 0.0;

@@ -24,6 +24,17 @@ StalenessStats staleness_stats(const RunRecord& run) {
   return s;
 }
 
+GradientTotals gradient_totals(const RunRecord& run) {
+  GradientTotals t;
+  for (const auto& w : run.workers) {
+    t.started += w.started;
+    t.pushed += w.pushed;
+    t.applied += w.applied;
+    t.cancelled += w.cancelled;
+  }
+  return t;
+}
+
 double seconds_per_iteration(const RunRecord& run) {
   if (run.updates.empty()) return 0.0;
   const auto& last = run.updates.back();

@@ -46,14 +46,8 @@ nlohmann::json run_summary(const TrainerOptions& options, const RunRecord& run,
   j["seconds_per_iteration"] = seconds_per_iteration(run);
   const auto st = staleness_stats(run);
   j["staleness"] = {{"mean", st.mean}, {"p95", st.p95}, {"max", st.max}};
-  std::uint64_t computed = 0, applied = 0, cancelled = 0, pushed = 0;
-  for (const auto& w : run.workers) {
-    computed += w.started;
-    pushed += w.pushed;
-    applied += w.applied;
-    cancelled += w.cancelled;
-  }
-  j["gradients"] = {{"started", computed}, {"pushed", pushed}, {"applied", applied}, {"cancelled", cancelled}};
+  const auto g = gradient_totals(run);
+  j["gradients"] = {{"started", g.started}, {"pushed", g.pushed}, {"applied", g.applied}, {"cancelled", g.cancelled}};
   if (!run.evals.empty()) {
     j["final_test_error"] = run.evals.back().test_error;
     j["final_test_loss"] = run.evals.back().test_loss;

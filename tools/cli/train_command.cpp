@@ -1,10 +1,10 @@
 // `stalesgd train`.
-#include <csignal>
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/interrupt.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/metrics/run_writer.hpp"
@@ -13,21 +13,9 @@
 namespace stalesgd::cli {
 namespace {
 
-// Set by SIGINT; the engines poll it and stop promptly. Lock-free, so safe in a handler.
-std::atomic<bool> g_interrupt{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-extern "C" void on_sigint(int) { g_interrupt.store(true, std::memory_order_relaxed); }
-
 void print_summary(const TrainerOptions& o, const RunRecord& run, const nlohmann::json& theory) {
   const auto st = staleness_stats(run);
-  std::uint64_t started = 0, pushed = 0, applied = 0, cancelled = 0;
-  for (const auto& w : run.workers) {
-    started += w.started;
-    pushed += w.pushed;
-    applied += w.applied;
-    cancelled += w.cancelled;
-  }
+  const auto g = gradient_totals(run);
   const std::uint64_t iterations = run.updates.empty() ? 0 : run.updates.back().iteration;
   const int k = o.rule.k != 0 ? o.rule.k : (o.rule.name == "async" ? 1 : o.workers);
   fmt::print("{:<18}{} on {}, {}\n", "model", run.model, o.dataset, o.sequential ? "sequential SGD" : "parameter server");
@@ -46,8 +34,8 @@ void print_summary(const TrainerOptions& o, const RunRecord& run, const nlohmann
   }
   fmt::print("{:<18}{:.6f}{}\n", "s / iteration", seconds_per_iteration(run), predicted);
   fmt::print("{:<18}mean {:.3f}  p95 {:.0f}  max {}\n", "staleness", st.mean, st.p95, st.max);
-  fmt::print("{:<18}started {}  pushed {}  applied {}  cancelled {}\n", "gradients", started,
-             pushed, applied, cancelled);
+  fmt::print("{:<18}started {}  pushed {}  applied {}  cancelled {}\n", "gradients", g.started,
+             g.pushed, g.applied, g.cancelled);
   if (!run.evals.empty()) {
     const auto& e = run.evals.back();
     fmt::print("{:<18}{:.4f}  (test loss {:.4f}, train loss {:.4f})\n", "final test error",
@@ -64,17 +52,10 @@ void print_summary(const TrainerOptions& o, const RunRecord& run, const nlohmann
 
 int run_train(const TrainerOptions& options) {
   if (auto s = validate(options); !s) return fail(s.error().message, 2);
-  // From here on Ctrl-C stops the run cleanly (even while the data loads).
-  g_interrupt.store(false);
-  struct sigaction sa {};
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old {};
-  sigaction(SIGINT, &sa, &old);
+  const ScopedInterrupt interrupt;  // from here on Ctrl-C stops the run cleanly
   auto data = load_dataset(options.dataset, options.data_dir);
   if (!data) return fail(data.error().message);
-  auto run = train(options, *data, &g_interrupt);
-  sigaction(SIGINT, &old, nullptr);
+  auto run = train(options, *data, interrupt.flag());
   if (!run) return fail(run.error().message);
 
   const nlohmann::json theory = predict_for_run(options);

@@ -66,6 +66,14 @@ struct StalenessStats {
   std::uint64_t max = 0;
 };
 StalenessStats staleness_stats(const RunRecord& run);
+// Minibatch counts summed over the workers.
+struct GradientTotals {
+  std::uint64_t started = 0;
+  std::uint64_t pushed = 0;
+  std::uint64_t applied = 0;
+  std::uint64_t cancelled = 0;
+};
+GradientTotals gradient_totals(const RunRecord& run);
 // Mean seconds per iteration: wall time of the last update / its iteration.
 double seconds_per_iteration(const RunRecord& run);
 
