@@ -1,0 +1,305 @@
+// server_overhead: what the parameter server costs with no injected delay. Gradients applied
+// per second by the real-thread engine (2 workers, rules async and sync) against the ideal,
+// 2 x the rate of one thread running a worker's loop (MinibatchSampler::next +
+// Model::loss_and_gradient + w -= lr * g) measured in the same run. Also the rate of two such
+// loops running side by side without a server: what 2 threads on this machine can really do.
+// The four measurements are interleaved (rotating order) for several repetitions; the table
+// shows medians of the per-repetition ratios, so a clock drift common to one repetition cancels.
+//
+//   server_overhead [--data-dir data] [--models softmax,mlp] [--batch 64] [--reps 7]
+//                   [--seconds 1.5] [--warmup 0.2] [--only single|pair|async|sync]
+// --only runs one kind of measurement (for `perf record` / `perf stat`) and prints its rate.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <array>
+#include <ctime>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <Eigen/Core>
+
+#include "stalesgd/data/catalog.hpp"
+#include "stalesgd/data/sampler.hpp"
+#include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/model/model.hpp"
+#include "stalesgd/util/seed.hpp"
+
+namespace {
+
+using namespace stalesgd;
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string data_dir = "data";
+  std::vector<std::string> models = {"softmax", "mlp"};
+  int batch = 64;
+  int reps = 7;
+  double seconds = 1.5;  // per measurement
+  double warmup = 0.2;   // seconds of each engine run left out of its rate
+  std::string only;      // single | pair | async | sync: run just that, for perf/profiling
+};
+
+[[noreturn]] void usage(const std::string& what) {
+  fmt::print(stderr,
+             "server_overhead: {}\nusage: server_overhead [--data-dir DIR] [--models softmax,mlp] "
+             "[--batch B] [--reps R] [--seconds S] [--warmup S] [--only single|pair|async|sync]\n",
+             what);
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "-h" || flag == "--help") usage("help");
+    if (i + 1 >= argc) usage("missing value for " + flag);
+    const std::string v = argv[++i];
+    if (flag == "--data-dir") {
+      a.data_dir = v;
+    } else if (flag == "--models") {
+      a.models.clear();
+      for (std::size_t s = 0, e; s <= v.size(); s = e + 1) {
+        e = std::min(v.find(',', s), v.size());
+        a.models.push_back(v.substr(s, e - s));
+      }
+    } else if (flag == "--batch") {
+      a.batch = std::stoi(v);
+    } else if (flag == "--reps") {
+      a.reps = std::stoi(v);
+    } else if (flag == "--seconds") {
+      a.seconds = std::stod(v);
+    } else if (flag == "--warmup") {
+      a.warmup = std::stod(v);
+    } else if (flag == "--only") {
+      a.only = v;
+    } else {
+      usage("unknown flag " + flag);
+    }
+  }
+  return a;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// One measurement: a rate and the CPU time it cost.
+struct Measure {
+  double rate = 0.0;          // gradients (applied, for the engine) per wall second
+  double cpu_per_grad = 0.0;  // CPU seconds (all threads) per gradient
+  double worker_idle = 0.0;   // engine: mean fraction of a worker's time waiting for the server
+  double us_per_update = 0.0; // engine: wall microseconds per server update (steady state)
+};
+
+// A worker's loop without a server, for `seconds`. `go` lines up the start when two loops run
+// side by side.
+Measure worker_loop(const Model& model, const Dataset& data, int batch, double seconds, int stream,
+                    const std::atomic<bool>* go) {
+  std::vector<float> w(model.num_params()), grad(model.num_params());
+  model.init_params(w, 7);
+  auto ws = model.make_workspace(batch);
+  MinibatchSampler sampler(data.train, batch, derive_seed(1, SeedStream::kSampler, stream));
+  Eigen::Map<Eigen::VectorXf> wv(w.data(), static_cast<Eigen::Index>(w.size()));
+  Eigen::Map<const Eigen::VectorXf> gv(grad.data(), static_cast<Eigen::Index>(grad.size()));
+  if (go != nullptr) {
+    while (!go->load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  const double cpu0 = thread_cpu_seconds();
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  std::uint64_t steps = 0;
+  Clock::time_point now;
+  do {
+    const Batch b = sampler.next();
+    (void)model.loss_and_gradient(w, b, grad, *ws);
+    wv.noalias() -= 0.01f * gv;
+    ++steps;
+    now = Clock::now();
+  } while (now < end);
+  Measure m;
+  m.rate = static_cast<double>(steps) / std::chrono::duration<double>(now - start).count();
+  m.cpu_per_grad = (thread_cpu_seconds() - cpu0) / static_cast<double>(steps);
+  return m;
+}
+
+Measure worker_pair(const Model& model, const Dataset& data, int batch, double seconds) {
+  // release/acquire: the flag only lines up the two starts; no data rides on it.
+  std::atomic<bool> go{false};
+  Measure m1;
+  std::thread t([&] { m1 = worker_loop(model, data, batch, seconds, 1, &go); });
+  go.store(true, std::memory_order_release);
+  const Measure m0 = worker_loop(model, data, batch, seconds, 0, &go);
+  t.join();
+  Measure m;
+  m.rate = m0.rate + m1.rate;
+  // Per-gradient CPU of the two loops, weighted by the gradients each did.
+  m.cpu_per_grad = (m0.cpu_per_grad * m0.rate + m1.cpu_per_grad * m1.rate) / m.rate;
+  return m;
+}
+
+Measure engine(const Dataset& data, const ModelSpec& model, const std::string& rule, const Args& a) {
+  TrainerOptions o;
+  o.dataset = data.name;
+  o.model = model;
+  o.rule = {rule, 0};
+  o.workers = 2;
+  o.batch = a.batch;
+  o.lr = 0.01;
+  o.delay = "none";
+  o.time_s = a.seconds + a.warmup;
+  o.eval_every_s = 1e6;  // one snapshot at t = 0 only, and a tiny one: evaluation is not measured
+  o.eval_test_samples = 100;
+  o.eval_train_samples = 100;
+  o.progress = false;
+  const double cpu0 = cpu_seconds();
+  auto run = train(o, data);
+  const double cpu = cpu_seconds() - cpu0;
+  if (!run) {
+    fmt::print(stderr, "server_overhead: {}\n", run.error().message);
+    std::exit(1);
+  }
+  const auto& u = run->updates;
+  std::size_t first = 0;
+  while (first < u.size() && u[first].wall_s < a.warmup) ++first;
+  if (u.size() < first + 2) {
+    fmt::print(stderr, "server_overhead: too few updates ({}) for rule {}\n", u.size(), rule);
+    std::exit(1);
+  }
+  double grads = 0.0;
+  for (std::size_t i = first + 1; i < u.size(); ++i) grads += u[i].n_grads;
+  const double span = u.back().wall_s - u[first].wall_s;
+  Measure m;
+  m.rate = grads / span;
+  m.us_per_update = 1e6 * span / static_cast<double>(u.size() - 1 - first);
+  // Whole-run CPU (setup and warm-up included, both small) per gradient applied in the run.
+  m.cpu_per_grad = cpu / static_cast<double>(run->gradients.size());
+  double idle = 0.0;
+  for (const auto& w : run->workers) idle += w.idle_s / std::max(1e-9, w.idle_s + w.busy_s);
+  m.worker_idle = idle / static_cast<double>(run->workers.size());
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse(argc, argv);
+  auto data = load_dataset("mnist", args.data_dir);
+  if (!data) {
+    fmt::print(stderr, "server_overhead: {}\n", data.error().message);
+    return 1;
+  }
+  fmt::print("server_overhead: mnist, batch {}, 2 workers, --delay none, {} reps x {:.1f} s per "
+             "measurement (after {:.1f} s warm-up for the engine), {} cores\n\n",
+             args.batch, args.reps, args.seconds, args.warmup, std::thread::hardware_concurrency());
+
+  for (const auto& name : args.models) {
+    ModelSpec spec;
+    spec.name = name;
+    auto model = make_model(spec, data->train.shape, data->num_classes);
+    if (!model) {
+      fmt::print(stderr, "server_overhead: {}\n", model.error().message);
+      return 1;
+    }
+    enum Kind { kSingle, kPair, kAsync, kSync, kKinds };
+    const char* kind_names[kKinds] = {"single", "pair", "async", "sync"};
+    auto measure = [&](int kind) {
+      switch (kind) {
+        case kSingle: return worker_loop(**model, *data, args.batch, args.seconds, 0, nullptr);
+        case kPair: return worker_pair(**model, *data, args.batch, args.seconds);
+        default: return engine(*data, spec, kind == kAsync ? "async" : "sync", args);
+      }
+    };
+    if (!args.only.empty()) {
+      int kind = 0;
+      while (kind < kKinds && args.only != kind_names[kind]) ++kind;
+      if (kind == kKinds) usage("--only takes single, pair, async or sync");
+      for (int rep = 0; rep < args.reps; ++rep) {
+        const Measure m = measure(kind);
+        fmt::print("{} {}: {:.0f} gradients/s, {:.1f} CPU us/gradient, worker idle {:.3f}\n", name,
+                   args.only, m.rate, 1e6 * m.cpu_per_grad, m.worker_idle);
+      }
+      continue;
+    }
+    // Per repetition: every kind once, in an order that rotates with the repetition.
+    std::vector<std::array<Measure, kKinds>> reps;
+    for (int rep = 0; rep < args.reps; ++rep) {
+      std::array<Measure, kKinds> m;
+      for (int i = 0; i < kKinds; ++i) {
+        const int kind = (i + rep) % kKinds;
+        m[kind] = measure(kind);
+      }
+      reps.push_back(m);
+      fmt::print(stderr,
+                 "  {} rep {}: single {:.0f}/s pair {:.0f}/s async {:.0f}/s sync {:.0f}/s -> "
+                 "async {:.3f} sync {:.3f} of 2 x single\n",
+                 name, rep + 1, m[kSingle].rate, m[kPair].rate, m[kAsync].rate, m[kSync].rate,
+                 m[kAsync].rate / (2 * m[kSingle].rate), m[kSync].rate / (2 * m[kSingle].rate));
+    }
+    // Medians over repetitions of per-repetition figures (ratios formed within a repetition).
+    auto med = [&](auto f) {
+      std::vector<double> v;
+      for (const auto& m : reps) v.push_back(f(m));
+      return median(v);
+    };
+    auto range = [&](auto f) {
+      std::vector<double> v;
+      for (const auto& m : reps) v.push_back(f(m));
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      return fmt::format("{:.2f}-{:.2f}", *lo, *hi);
+    };
+    const double single_rate = med([](const auto& m) { return m[kSingle].rate; });
+    fmt::print("{} ({} params), one worker loop: {:.0f} gradients/s, {:.1f} us/gradient (median "
+               "over {} reps; range {})\n",
+               (*model)->describe(), (*model)->num_params(), single_rate, 1e6 / single_rate,
+               args.reps, range([](const auto& m) { return m[kSingle].rate; }));
+    fmt::print("  {:<22} {:>11} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9} {:>9}\n", "", "gradients/s",
+               "/ ideal", "range", "/ 2 loops", "CPU us/grad", "CPU / loop", "idle/wkr", "us/update");
+    for (int kind : {kSingle, kPair, kAsync, kSync}) {
+      const bool eng = kind == kAsync || kind == kSync;
+      const char* label = kind == kSingle  ? "one loop (ideal / 2)"
+                          : kind == kPair  ? "2 loops side by side"
+                          : kind == kAsync ? "async, 2 workers"
+                                           : "sync, 2 workers";
+      auto ratio = [&](const auto& m) { return m[kind].rate / (2.0 * m[kSingle].rate); };
+      fmt::print("  {:<22} {:>11.0f} {:>9.3f} {:>11} {:>9} {:>11.1f} {:>10.3f} {:>9} {:>9}\n", label,
+                 med([&](const auto& m) { return m[kind].rate; }), med(ratio), range(ratio),
+                 kind == kSingle ? std::string("-")
+                                 : fmt::format("{:.3f}", med([&](const auto& m) {
+                                     return m[kind].rate / m[kPair].rate;
+                                   })),
+                 1e6 * med([&](const auto& m) { return m[kind].cpu_per_grad; }),
+                 med([&](const auto& m) { return m[kind].cpu_per_grad / m[kSingle].cpu_per_grad; }),
+                 eng ? fmt::format("{:.3f}", med([&](const auto& m) { return m[kind].worker_idle; }))
+                     : std::string("-"),
+                 eng ? fmt::format("{:.0f}", med([&](const auto& m) { return m[kind].us_per_update; }))
+                     : std::string("-"));
+    }
+    const double ra = med([](const auto& m) { return m[kAsync].rate / (2.0 * m[kSingle].rate); });
+    const double rs = med([](const auto& m) { return m[kSync].rate / (2.0 * m[kSingle].rate); });
+    fmt::print("  targets (of ideal = 2 x one loop): async {:.3f} >= 0.9 {}, sync {:.3f} >= 0.8 {}\n\n",
+               ra, ra >= 0.9 ? "met" : "MISSED", rs, rs >= 0.8 ? "met" : "MISSED");
+  }
+  return 0;
+}
