@@ -19,8 +19,7 @@
 namespace stalesgd::model {
 
 // One thread's scratch, sized for max_batch samples when made; a step never resizes it.
-class NetworkWorkspace final : public Workspace {
- public:
+struct NetworkWorkspace final : Workspace {
   const void* owner = nullptr;  // the Network that made it (its scratch fits no other)
   int max_batch = 0;
   std::vector<Buffer> act;  // act[i]: output of layer i (output_size x max_batch)
