@@ -1,0 +1,429 @@
+#!/usr/bin/python3
+"""Figures for docs/reproducing-the-paper.md that tools/plot.py does not draw.
+
+usage: tools/paper_figures.py COMMAND DIR [DIR ...] --out PNG [options]
+
+Every command reads race output directories (`stalesgd race --out DIR`: results.csv plus
+one folder per run holding evals.csv, updates.csv and summary.json) and writes one PNG.
+Runs that differ only by seed (labels "... (seed N)", from `seeds = [...]` in the
+experiment file) are grouped: thin lines are the seeds, the thick line is their mean.
+
+commands
+  curves  test error (or training loss, or K) against time and/or iterations, seeds overlaid
+          --x time iteration         one panel column per x axis (default: time)
+          --metric test_error train_loss k   one panel row per metric (default: test_error)
+          --logx                      log time axis (shows the first seconds of a race)
+          --xmax T                    cut the time axis at T seconds
+          --runs 'LABEL' ...          only these runs (labels without the seed suffix), in order
+  ratio   E[T_sync]/E[T_async] against P: measured seconds per iteration of the sync and
+          async runs of each P (config.workers), against the closed form P*H_P
+  bars    one bar per run (mean over seeds, seeds as dots): --value time_to_target |
+          seconds_per_iteration | final_test_error; predicted s/iteration drawn beside
+
+Prints the file written. Bad input: one line on stderr, exit status 1.
+Run with /usr/bin/python3 (Debian's python3-matplotlib).
+"""
+
+import argparse
+import csv
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib import ticker  # noqa: E402
+
+DPI = 90  # keeps the busiest figures (dense snapshots, seeds overlaid) under 300 KB
+SEED_SUFFIX = re.compile(r"\s*\(seed (\d+)\)$")
+METRIC_LABELS = {
+    "test_error": "test error",
+    "train_loss": "training loss",
+    "test_loss": "test loss",
+    "k": "K (gradients per update)",
+}
+
+
+class UsageError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- reading
+
+
+def number(text):
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def read_rows(path):
+    try:
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError as e:
+        raise UsageError(f"cannot read {path} ({e.strerror}); pass a `stalesgd race --out` DIR")
+
+
+class Run:
+    """One run of a race: its results.csv row, summary.json and (lazily) its CSV files."""
+
+    def __init__(self, race_dir, row):
+        self.dir = race_dir / row["slug"]
+        self.row = row
+        label = row["label"]
+        match = SEED_SUFFIX.search(label)
+        self.group = SEED_SUFFIX.sub("", label)
+        self.seed = int(match.group(1)) if match else number(row.get("seed"))
+        try:
+            self.summary = json.loads((self.dir / "summary.json").read_text())
+        except (OSError, ValueError):
+            self.summary = {}
+        self.config = self.summary.get("config", {})
+        self._cache = {}
+
+    def value(self, column):
+        return number(self.row.get(column))
+
+    @property
+    def clock(self):
+        return self.row.get("clock") or self.config.get("clock", "")
+
+    def columns(self, filename, names):
+        """Columns of a per-run CSV as float arrays (NaN where empty)."""
+        key = (filename, tuple(names))
+        if key not in self._cache:
+            rows = read_rows(self.dir / filename)
+            data = np.array([[number(r.get(n)) for n in names] for r in rows], dtype=float)
+            self._cache[key] = data.reshape(-1, len(names)).T
+        return self._cache[key]
+
+    def series(self, x, metric):
+        """(x values, metric values) for x in time|iteration."""
+        if metric == "k":
+            wall, it, k = self.columns("updates.csv", ["wall_s", "iteration", "n_grads"])
+            return (wall if x == "time" else it), k
+        wall, it, y = self.columns("evals.csv", ["wall_s", "iteration", metric])
+        return (wall if x == "time" else it), y
+
+
+def load_runs(dirs):
+    runs = []
+    for d in dirs:
+        if not (d / "results.csv").is_file():
+            raise UsageError(f"{d} has no results.csv; pass the --out DIR of `stalesgd race`")
+        runs += [Run(d, row) for row in read_rows(d / "results.csv")]
+    if not runs:
+        raise UsageError("no runs in " + ", ".join(map(str, dirs)))
+    return runs
+
+
+def grouped(runs, only=None):
+    """[(group label, [runs])] in first-seen order, or in the order of `only`."""
+    groups = {}
+    for r in runs:
+        groups.setdefault(r.group, []).append(r)
+    if only:
+        missing = [g for g in only if g not in groups]
+        if missing:
+            raise UsageError(f"no run labelled {missing[0]!r}; labels: " + ", ".join(groups))
+        return [(g, groups[g]) for g in only]
+    return list(groups.items())
+
+
+def colors(n):
+    tab10 = [c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 7]
+    return [tab10[i % len(tab10)] for i in range(n)]
+
+
+def clock_word(runs):
+    clocks = {r.clock for r in runs}
+    return "virtual seconds" if clocks == {"virtual"} else (
+        "wallclock seconds" if clocks == {"real"} else "seconds")
+
+
+def plain_log_axis(axis):
+    """Log ticks at 1, 2, 5 x 10^n (1, 1.5, 2, 3, 5, 7 for a short range) as plain numbers."""
+    lo, hi = axis.get_view_interval()
+    short = lo > 0 and hi / lo < 15
+    subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if short else (1.0, 2.0, 5.0)
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def save(fig, out):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=DPI, bbox_inches="tight")
+    plt.close(fig)
+    print(out)
+
+
+# ---------------------------------------------------------------- curves
+
+
+def mean_curve(pairs, x_kind):
+    """Mean of several seeds' curves on the first seed's x grid (linear interpolation)."""
+    pairs = [(x[np.isfinite(y)], y[np.isfinite(y)]) for x, y in pairs]
+    pairs = [(x, y) for x, y in pairs if x.size]
+    if not pairs:
+        return None, None
+    # The first seed's snapshots: real-clock times drift a little between seeds, and the
+    # iteration of a snapshot differs per seed; up to where the shortest run ends.
+    grid = pairs[0][0]
+    grid = grid[grid <= min(x.max() for x, _ in pairs)]
+    ys = [np.interp(grid, x, y) for x, y in pairs]
+    return grid, np.mean(ys, axis=0)
+
+
+def print_table(groups, metrics, times):
+    """Seed-mean metric at the given times and over the last quarter of each run's time."""
+    metrics = [m for m in metrics if m != "k"]
+    head = "".join(f"  t={t:g}" for t in times)
+    for metric in metrics:
+        print(f"{metric}: {'run':36s}{head}  last-quarter mean  min  (seeds)")
+        for label, members in groups:
+            curves_ = [r.series("time", metric) for r in members]
+            at = [np.mean([np.interp(t, x, y) for x, y in curves_]) for t in times]
+            last, lows = [], []
+            for x, y in curves_:
+                keep = np.isfinite(y)
+                x, y = x[keep], y[keep]
+                last.append(y[x >= 0.75 * x.max()].mean())
+                lows.append(y.min())
+            cells = "".join(f"  {v:.4f}" for v in at)
+            print(f"  {label:42s}{cells}  {np.mean(last):.4f}  {np.mean(lows):.4f}  ({len(members)})")
+
+
+def max_time(groups):
+    return max(float(np.nanmax(r.series("time", "test_error")[0])) for _, rs in groups for r in rs)
+
+
+def curves(args):
+    runs = load_runs(args.dirs)
+    groups = grouped(runs, args.runs)
+    xs, metrics = args.x, args.metric
+    panels = [(metric, x_kind) for metric in metrics for x_kind in xs]
+    ncols = len(xs) if len(xs) > 1 else min(len(metrics), 3)  # one x axis: metrics side by side
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.6 * nrows), squeeze=False)
+    palette = colors(len(groups))
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for (metric, x_kind), ax in zip(panels, axes.flat):
+        for color, (label, members) in zip(palette, groups):
+            pairs = [r.series(x_kind, metric) for r in members]
+            step = metric == "k"
+            many = len(members) > 1
+            if x_kind == "time" and args.logx:  # what the log axis hides must not scale y
+                lo = args.xmin or 0.1
+                pairs = [(x[x >= lo * 0.999], y[x >= lo * 0.999]) for x, y in pairs]
+            for x, y in pairs:
+                keep = np.isfinite(x) & np.isfinite(y)
+                if step:
+                    ax.step(x[keep], y[keep], where="post", color=color,
+                            alpha=0.35 if many else 1.0, linewidth=1.0 if many else 1.6,
+                            label=None if many else label)
+                else:
+                    ax.plot(x[keep], y[keep], color=color, alpha=0.2 if many else 1.0,
+                            linewidth=0.8 if many else 1.6, label=None if many else label)
+            if many and not step:
+                gx, gy = mean_curve(pairs, x_kind)
+                if gx is not None:
+                    ax.plot(gx, gy, color=color, linewidth=2.0,
+                            label=f"{label} (mean of {len(members)} seeds)")
+            elif many:
+                ax.plot([], [], color=color, label=f"{label} ({len(members)} seeds)")
+        if args.target is not None and metric == "test_error":
+            ax.axhline(args.target, color="0.2", linestyle="--", linewidth=1.0,
+                       label=f"target {args.target:g}")
+        if x_kind == "time":
+            ax.set_xlabel(clock_word(runs) + (" (log scale)" if args.logx else ""))
+            if args.logx:
+                ax.set_xscale("log")
+                ax.set_xlim(args.xmin or 0.1, args.xmax or max_time(groups))
+                ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            elif args.xmin is not None:
+                ax.set_xlim(left=args.xmin)
+            if args.xmax:
+                ax.set_xlim(right=args.xmax)
+        else:
+            ax.set_xlabel("iteration (server updates)")
+            if args.itmax:
+                ax.set_xlim(0, args.itmax)
+        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+        if metric in ("test_error", "train_loss", "test_loss"):
+            ax.set_yscale("log")
+            lo, hi = args.ylim if args.ylim and metric == "test_error" else (None, None)
+            if lo:
+                ax.set_ylim(lo, hi)
+            plain_log_axis(ax.yaxis)
+        ax.grid(True, which="both", alpha=0.25)
+        ax.set_title(f"{METRIC_LABELS.get(metric, metric)} vs "
+                     f"{'time' if x_kind == 'time' else 'iteration'}", fontsize=10)
+    print_table(groups, metrics, args.at or [])
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, -0.02 - 0.03 * math.ceil(len(labels) / 3)))
+    fig.suptitle(args.title, fontsize=11)
+    fig.tight_layout()
+    save(fig, args.out)
+
+
+# ---------------------------------------------------------------- ratio vs P
+
+
+def harmonic(n):
+    return sum(1.0 / i for i in range(1, n + 1))
+
+
+def ratio(args):
+    runs = load_runs(args.dirs)
+    # (clock, P) -> {"sync": [s/it...], "async": [...]} over seeds
+    table = {}
+    for r in runs:
+        rule = r.row.get("rule")
+        if rule not in ("sync", "async"):
+            continue
+        p = int(r.config.get("workers", 0))
+        cell = table.setdefault((r.clock, p), {"sync": [], "async": []})
+        cell[rule].append(r.value("seconds_per_iteration"))
+    points = {}
+    print("clock    P   E[T_sync] s  E[T_async] s  measured ratio  P*H_P  measured/P*H_P")
+    for (clock, p), cell in sorted(table.items()):
+        if not cell["sync"] or not cell["async"]:
+            continue
+        ts, ta = float(np.mean(cell["sync"])), float(np.mean(cell["async"]))
+        theory = p * harmonic(p)
+        points.setdefault(clock, []).append((p, ts / ta))
+        print(f"{clock:7s} {p:3d}  {ts:10.5f}  {ta:12.6f}  {ts / ta:14.2f}  {theory:5.1f}"
+              f"  {ts / ta / theory:14.3f}")
+    if not points:
+        raise UsageError("no P with both a sync and an async run; see experiments/paper-4-*.toml")
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    top = max(p for pts in points.values() for p, _ in pts)
+    grid = np.arange(1, top + 1)
+    ax.plot(grid, [p * harmonic(p) for p in grid], color="0.2", linewidth=1.4,
+            label="theory: P·H_P (exponential delays)")
+    markers = {"real": ("o", "tab:red", "measured, real clock (threads, sleeps)"),
+               "virtual": ("s", "tab:blue", "measured, virtual clock (event simulation)")}
+    for clock, pts in points.items():
+        marker, color, label = markers.get(clock, ("^", "tab:green", f"measured, {clock}"))
+        pts.sort()
+        ax.plot([p for p, _ in pts], [v for _, v in pts], marker, color=color, markersize=7,
+                markerfacecolor="none" if clock == "virtual" else color, markeredgewidth=1.6,
+                label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("workers P")
+    ax.set_ylabel("E[T_sync] / E[T_async]")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(args.title, fontsize=10)
+    save(fig, args.out)
+
+
+# ---------------------------------------------------------------- bars
+
+
+def bars(args):
+    runs = load_runs(args.dirs)
+    groups = grouped(runs, args.runs)
+    key = args.value
+    column = {"time_to_target": "time_to_target_s"}.get(key, key)
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.0 + 0.9 * len(groups)), 4.2))
+    palette = colors(len(groups))
+    print(f"{'run':40s} {key} (per seed) mean")
+    for i, ((label, members), color) in enumerate(zip(groups, palette)):
+        values = [r.value(column) for r in members]
+        if key == "seconds_per_iteration":
+            values = [None if v is None else 1e3 * v for v in values]  # milliseconds
+        reached = [v for v in values if v is not None]
+        shown = ", ".join("—" if v is None else f"{v:.4g}" for v in values)
+        if reached and len(reached) == len(values):
+            mean = float(np.mean(reached))
+            ax.bar(i, mean, 0.6, color=color, alpha=0.85)
+            ax.annotate(f"{mean:.3g}", (i, mean), xytext=(0, 3), textcoords="offset points",
+                        ha="center", fontsize=8)
+            print(f"{label:40s} {shown}  {mean:.4g}")
+        else:
+            note = f"{len(values) - len(reached)}/{len(values)} seeds\nnot reached"
+            ax.text(i, 0, note, ha="center", va="bottom", fontsize=8, color="0.3")
+            print(f"{label:40s} {shown}  (not reached by every seed)")
+        if len(values) > 1:
+            ax.plot([i] * len(reached), reached, "o", color="black", markersize=3)
+        if key == "seconds_per_iteration":
+            pred = [r.value("predicted_seconds_per_iteration") for r in members]
+            pred = [1e3 * p for p in pred if p is not None]
+            if pred:
+                ax.plot([i - 0.3, i + 0.3], [np.mean(pred)] * 2, color="black", linestyle="--",
+                        linewidth=1.2, label="theory" if i == 0 else None)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([g for g, _ in groups], rotation=20, ha="right", fontsize=8)
+    ylabel = {"time_to_target": f"time to target error ({clock_word(runs)})",
+              "seconds_per_iteration": "milliseconds per iteration",
+              "final_test_error": "test error at end"}[key]
+    ax.set_ylabel(ylabel)
+    ax.margins(y=0.15)
+    ax.grid(True, axis="y", alpha=0.25)
+    if key == "seconds_per_iteration":
+        ax.legend(fontsize=8)
+    ax.set_title(args.title, fontsize=10)
+    save(fig, args.out)
+
+
+# ---------------------------------------------------------------- command line
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{message}; see tools/paper_figures.py --help")
+
+
+def parse_args(argv):
+    parser = Parser(prog="paper_figures.py", description=__doc__,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["curves", "ratio", "bars"])
+    parser.add_argument("dirs", metavar="DIR", type=Path, nargs="+", help="race output dirs")
+    parser.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    parser.add_argument("--title", default="", help="figure title (say which clock)")
+    parser.add_argument("--x", nargs="+", choices=["time", "iteration"], default=["time"])
+    parser.add_argument("--metric", nargs="+", choices=list(METRIC_LABELS),
+                        default=["test_error"])
+    parser.add_argument("--runs", nargs="+", metavar="LABEL", help="only these runs, in order")
+    parser.add_argument("--logx", action="store_true", help="log time axis")
+    parser.add_argument("--xmin", type=float, help="start the time axis here (default with "
+                        "--logx: 0.1 s)")
+    parser.add_argument("--xmax", type=float, help="cut the time axis here")
+    parser.add_argument("--at", type=float, nargs="+", metavar="T",
+                        help="curves: print each run's (seed-mean) metrics at these times")
+    parser.add_argument("--itmax", type=float, help="cut the iteration axis here")
+    parser.add_argument("--ylim", type=float, nargs=2, metavar=("LO", "HI"),
+                        help="test error axis range")
+    parser.add_argument("--target", type=float, help="draw a target test error")
+    parser.add_argument("--value", choices=["time_to_target", "seconds_per_iteration",
+                                            "final_test_error"], default="time_to_target")
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    args = parse_args(argv)
+    {"curves": curves, "ratio": ratio, "bars": bars}[args.command](args)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except UsageError as e:
+        print(f"paper_figures.py: error: {e}", file=sys.stderr)
+        sys.exit(1)
