@@ -133,3 +133,22 @@ TEST_CASE("train CLI: Ctrl-C stops the run, writes what it recorded, exits 130",
   CHECK(j["stop_reason"] == "interrupted");
   CHECK(j["iterations"].get<int>() > 0);
 }
+
+TEST_CASE("train CLI: a diverging run stops with the iteration and the learning rate", "[cli][train]") {
+  for (const auto& extra : std::vector<std::vector<std::string>>{
+           {"--sequential"},
+           {"--rule", "async", "--workers", "4"},
+           {"--rule", "k-sync", "--workers", "4", "--k", "2", "--clock", "virtual", "--delay", "exp:mean=1ms"}}) {
+    TempDir dir;
+    std::vector<std::string> args{"--lr", "1e38", "--iterations", "200", "--out", dir.path().string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = train_cli(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(line_count(r.output) == 1);
+    CHECK_THAT(r.output, Contains("training diverged at iteration") && Contains("nan") &&
+                             Contains("learning rate 1e+38 is probably too large"));
+    // No partial output passed off as a result.
+    CHECK_FALSE(std::filesystem::exists(dir / "summary.json"));
+  }
+}

@@ -109,7 +109,7 @@ TEST_CASE("virtual and real engines give matching staleness distributions", "[en
     o.iterations = static_cast<std::uint64_t>(iterations);
     const auto real = run_ok(o);
     o.clock = ClockKind::kVirtual;
-    o.iterations = 20000;  // the virtual clock is cheap: a precise reference distribution
+    o.iterations = 6000;  // the virtual clock is cheap: a precise reference distribution
     const auto virt = run_ok(o);
     // 600 correlated samples against a precise reference: 0.1 is above sampling noise and far
     // below the distance to a wrong rule (async vs k-async differ by > 0.3).
