@@ -46,6 +46,7 @@ METRIC_LABELS = {
     "train_loss": "training loss",
     "test_loss": "test loss",
     "k": "K (gradients per update)",
+    "lr": "learning rate applied",
 }
 
 
@@ -110,6 +111,13 @@ class Run:
         if metric == "k":
             wall, it, k = self.columns("updates.csv", ["wall_s", "iteration", "n_grads"])
             return (wall if x == "time" else it), k
+        if metric == "lr":  # one value per update is too dense to draw: 100 bins of updates
+            wall, it, lr = self.columns("updates.csv", ["wall_s", "iteration", "lr"])
+            xs = wall if x == "time" else it
+            bins = np.array_split(np.arange(xs.size), min(100, max(xs.size, 1)))
+            bins = [b for b in bins if b.size]
+            return (np.array([xs[b].mean() for b in bins]),
+                    np.array([np.nanmean(lr[b]) for b in bins]))
         wall, it, y = self.columns("evals.csv", ["wall_s", "iteration", metric])
         return (wall if x == "time" else it), y
 
@@ -183,15 +191,18 @@ def mean_curve(pairs, x_kind):
     return grid, np.mean(ys, axis=0)
 
 
-def print_table(groups, metrics, times):
-    """Seed-mean metric at the given times and over the last quarter of each run's time."""
-    metrics = [m for m in metrics if m != "k"]
-    head = "".join(f"  t={t:g}" for t in times)
+def print_table(groups, metrics, times, iterations):
+    """Seed-mean metric at the given times and iterations, and over the last quarter of each
+    run's time."""
+    metrics = [m for m in metrics if m not in ("k", "lr")]
+    head = "".join(f"  t={t:g}" for t in times) + "".join(f"  it={i:g}" for i in iterations)
     for metric in metrics:
         print(f"{metric}: {'run':36s}{head}  last-quarter mean  min  (seeds)")
         for label, members in groups:
             curves_ = [r.series("time", metric) for r in members]
+            by_it = [r.series("iteration", metric) for r in members]
             at = [np.mean([np.interp(t, x, y) for x, y in curves_]) for t in times]
+            at += [np.mean([np.interp(i, x, y) for x, y in by_it]) for i in iterations]
             last, lows = [], []
             for x, y in curves_:
                 keep = np.isfinite(y)
@@ -215,10 +226,15 @@ def curves(args):
     nrows = math.ceil(len(panels) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.6 * nrows), squeeze=False)
     palette = colors(len(groups))
+    if args.colors:  # e.g. --colors 0 0 1 1: pairs of runs share a colour
+        palette = [colors(max(args.colors) + 1)[args.colors[i % len(args.colors)]]
+                   for i in range(len(groups))]
+    styles = [args.styles[i % len(args.styles)] if args.styles else "solid"
+              for i in range(len(groups))]
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for (metric, x_kind), ax in zip(panels, axes.flat):
-        for color, (label, members) in zip(palette, groups):
+        for color, style, (label, members) in zip(palette, styles, groups):
             pairs = [r.series(x_kind, metric) for r in members]
             step = metric == "k"
             many = len(members) > 1
@@ -230,17 +246,19 @@ def curves(args):
                 if step:
                     ax.step(x[keep], y[keep], where="post", color=color,
                             alpha=0.35 if many else 1.0, linewidth=1.0 if many else 1.6,
-                            label=None if many else label)
+                            linestyle=style, label=None if many else label)
                 else:
                     ax.plot(x[keep], y[keep], color=color, alpha=0.2 if many else 1.0,
-                            linewidth=0.8 if many else 1.6, label=None if many else label)
+                            linewidth=0.8 if many else 1.6, linestyle=style,
+                            label=None if many else label)
             if many and not step:
                 gx, gy = mean_curve(pairs, x_kind)
                 if gx is not None:
-                    ax.plot(gx, gy, color=color, linewidth=2.0,
+                    ax.plot(gx, gy, color=color, linewidth=2.0, linestyle=style,
                             label=f"{label} (mean of {len(members)} seeds)")
             elif many:
-                ax.plot([], [], color=color, label=f"{label} ({len(members)} seeds)")
+                ax.plot([], [], color=color, linestyle=style,
+                        label=f"{label} ({len(members)} seeds)")
         if args.target is not None and metric == "test_error":
             ax.axhline(args.target, color="0.2", linestyle="--", linewidth=1.0,
                        label=f"target {args.target:g}")
@@ -259,7 +277,7 @@ def curves(args):
             if args.itmax:
                 ax.set_xlim(0, args.itmax)
         ax.set_ylabel(METRIC_LABELS.get(metric, metric))
-        if metric in ("test_error", "train_loss", "test_loss"):
+        if metric in ("test_error", "train_loss", "test_loss", "lr"):
             ax.set_yscale("log")
             lo, hi = args.ylim if args.ylim and metric == "test_error" else (None, None)
             if lo:
@@ -268,7 +286,7 @@ def curves(args):
         ax.grid(True, which="both", alpha=0.25)
         ax.set_title(f"{METRIC_LABELS.get(metric, metric)} vs "
                      f"{'time' if x_kind == 'time' else 'iteration'}", fontsize=10)
-    print_table(groups, metrics, args.at or [])
+    print_table(groups, metrics, args.at or [], args.at_iteration or [])
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, -0.02 - 0.03 * math.ceil(len(labels) / 3)))
@@ -307,7 +325,8 @@ def ratio(args):
               f"  {ts / ta / theory:14.3f}")
     if not points:
         raise UsageError("no P with both a sync and an async run; see experiments/paper-4-*.toml")
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig, (ax, rel) = plt.subplots(2, 1, figsize=(6.4, 5.6), sharex=True,
+                                  gridspec_kw={"height_ratios": [3, 1.2]})
     top = max(p for pts in points.values() for p, _ in pts)
     grid = np.arange(1, top + 1)
     ax.plot(grid, [p * harmonic(p) for p in grid], color="0.2", linewidth=1.4,
@@ -317,14 +336,20 @@ def ratio(args):
     for clock, pts in points.items():
         marker, color, label = markers.get(clock, ("^", "tab:green", f"measured, {clock}"))
         pts.sort()
-        ax.plot([p for p, _ in pts], [v for _, v in pts], marker, color=color, markersize=7,
-                markerfacecolor="none" if clock == "virtual" else color, markeredgewidth=1.6,
-                label=label)
+        style = dict(color=color, markersize=7, markeredgewidth=1.6,
+                     markerfacecolor="none" if clock == "virtual" else color)
+        ax.plot([p for p, _ in pts], [v for _, v in pts], marker, label=label, **style)
+        rel.plot([p for p, _ in pts], [v / (p * harmonic(p)) for p, v in pts], marker, **style)
+    rel.axhline(1.0, color="0.2", linewidth=1.2)
+    lo, hi = rel.get_ylim()
+    rel.set_ylim(min(lo, 0.9), max(hi, 1.1))  # +-10% at least: a 2% wobble is not a trend
+    rel.set_ylabel("measured / P·H_P")
+    rel.set_xlabel("workers P")
+    rel.grid(True, alpha=0.25)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel("workers P")
     ax.set_ylabel("E[T_sync] / E[T_async]")
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="upper left")
@@ -409,6 +434,12 @@ def parse_args(argv):
     parser.add_argument("--itmax", type=float, help="cut the iteration axis here")
     parser.add_argument("--ylim", type=float, nargs=2, metavar=("LO", "HI"),
                         help="test error axis range")
+    parser.add_argument("--at-iteration", type=float, nargs="+", metavar="N",
+                        help="curves: print each run's (seed-mean) metrics at these iterations")
+    parser.add_argument("--colors", type=int, nargs="+", metavar="I",
+                        help="curves: colour index per run, e.g. 0 0 1 1 to pair runs")
+    parser.add_argument("--styles", nargs="+", choices=["solid", "dashed", "dotted"],
+                        help="curves: line style per run, cycled, e.g. solid dashed")
     parser.add_argument("--target", type=float, help="draw a target test error")
     parser.add_argument("--value", choices=["time_to_target", "seconds_per_iteration",
                                             "final_test_error"], default="time_to_target")
