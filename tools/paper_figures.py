@@ -18,7 +18,9 @@ commands
   ratio   E[T_sync]/E[T_async] against P: measured seconds per iteration of the sync and
           async runs of each P (config.workers), against the closed form P*H_P
   bars    one bar per run (mean over seeds, seeds as dots): --value time_to_target |
-          seconds_per_iteration | final_test_error; predicted s/iteration drawn beside
+          seconds_per_iteration | final_test_error; predicted s/iteration drawn beside;
+          with --target X [Y ...], time_to_target is the first snapshot at or under each
+          target (from evals.csv), one panel per target
 
 Prints the file written. Bad input: one line on stderr, exit status 1.
 Run with /usr/bin/python3 (Debian's python3-matplotlib).
@@ -45,7 +47,7 @@ METRIC_LABELS = {
     "test_error": "test error",
     "train_loss": "training loss",
     "test_loss": "test loss",
-    "k": "K (gradients per update)",
+    "k": "K per update",
     "lr": "learning rate applied",
 }
 
@@ -105,6 +107,13 @@ class Run:
             data = np.array([[number(r.get(n)) for n in names] for r in rows], dtype=float)
             self._cache[key] = data.reshape(-1, len(names)).T
         return self._cache[key]
+
+    def time_to(self, target):
+        """First snapshot time with test error <= target (as the race's time_to_target_s),
+        or None."""
+        wall, err = self.series("time", "test_error")
+        hit = np.nonzero(err <= target)[0]
+        return float(wall[hit[0]]) if hit.size else None
 
     def series(self, x, metric):
         """(x values, metric values) for x in time|iteration."""
@@ -245,7 +254,7 @@ def curves(args):
                 keep = np.isfinite(x) & np.isfinite(y)
                 if step:
                     ax.step(x[keep], y[keep], where="post", color=color,
-                            alpha=0.35 if many else 1.0, linewidth=1.0 if many else 1.6,
+                            alpha=0.7 if many else 1.0, linewidth=1.2 if many else 1.6,
                             linestyle=style, label=None if many else label)
                 else:
                     ax.plot(x[keep], y[keep], color=color, alpha=0.2 if many else 1.0,
@@ -259,9 +268,9 @@ def curves(args):
             elif many:
                 ax.plot([], [], color=color, linestyle=style,
                         label=f"{label} ({len(members)} seeds)")
-        if args.target is not None and metric == "test_error":
-            ax.axhline(args.target, color="0.2", linestyle="--", linewidth=1.0,
-                       label=f"target {args.target:g}")
+        for target in args.target or [] if metric == "test_error" else []:
+            ax.axhline(target, color="0.2", linestyle="--", linewidth=0.8,
+                       label=f"target {target:g}" if target == args.target[0] else None)
         if x_kind == "time":
             ax.set_xlabel(clock_word(runs) + (" (log scale)" if args.logx else ""))
             if args.logx:
@@ -277,6 +286,8 @@ def curves(args):
             if args.itmax:
                 ax.set_xlim(0, args.itmax)
         ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+        if metric == "k":
+            ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         if metric in ("test_error", "train_loss", "test_loss", "lr"):
             ax.set_yscale("log")
             lo, hi = args.ylim if args.ylim and metric == "test_error" else (None, None)
@@ -291,7 +302,7 @@ def curves(args):
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, -0.02 - 0.03 * math.ceil(len(labels) / 3)))
     fig.suptitle(args.title, fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(w_pad=2.0)
     save(fig, args.out)
 
 
@@ -364,12 +375,39 @@ def bars(args):
     runs = load_runs(args.dirs)
     groups = grouped(runs, args.runs)
     key = args.value
-    column = {"time_to_target": "time_to_target_s"}.get(key, key)
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.0 + 0.9 * len(groups)), 4.2))
+    targets = args.target if key == "time_to_target" and args.target else [None]
+    width = max(4.0, 0.8 + 0.6 * len(groups))
+    ncols = min(len(targets), 2)
+    nrows = math.ceil(len(targets) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, 3.9 * nrows), squeeze=False,
+                             sharey=key == "time_to_target")
+    for ax, target in zip(axes.flat, targets):
+        bar_panel(ax, args, groups, key, target)
+    for ax in axes.flat[len(targets):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel({"time_to_target": f"time to the target ({clock_word(runs)})",
+                       "seconds_per_iteration": "milliseconds per iteration",
+                       "final_test_error": "test error at end"}[key])
+    fig.suptitle(args.title, fontsize=10)
+    fig.tight_layout()
+    save(fig, args.out)
+
+
+def bar_panel(ax, args, groups, key, target):
+    """One bar per run group (mean over seeds; seeds as dots) on ax; prints the numbers."""
     palette = colors(len(groups))
-    print(f"{'run':40s} {key} (per seed) mean")
+    if args.colors:
+        palette = [colors(max(args.colors) + 1)[args.colors[i % len(args.colors)]]
+                   for i in range(len(groups))]
+    heading = f"test error <= {target:g}" if target is not None else key
+    print(f"{heading}: {'run':30s} per seed  mean")
     for i, ((label, members), color) in enumerate(zip(groups, palette)):
-        values = [r.value(column) for r in members]
+        if target is not None:
+            values = [r.time_to(target) for r in members]
+        else:
+            column = {"time_to_target": "time_to_target_s"}.get(key, key)
+            values = [r.value(column) for r in members]
         if key == "seconds_per_iteration":
             values = [None if v is None else 1e3 * v for v in values]  # milliseconds
         reached = [v for v in values if v is not None]
@@ -379,11 +417,11 @@ def bars(args):
             ax.bar(i, mean, 0.6, color=color, alpha=0.85)
             ax.annotate(f"{mean:.3g}", (i, mean), xytext=(0, 3), textcoords="offset points",
                         ha="center", fontsize=8)
-            print(f"{label:40s} {shown}  {mean:.4g}")
+            print(f"  {label:38s} {shown}  {mean:.4g}")
         else:
-            note = f"{len(values) - len(reached)}/{len(values)} seeds\nnot reached"
-            ax.text(i, 0, note, ha="center", va="bottom", fontsize=8, color="0.3")
-            print(f"{label:40s} {shown}  (not reached by every seed)")
+            note = f"{len(values) - len(reached)} of {len(values)}\nseeds\nnot reached"
+            ax.text(i, 0, note, ha="center", va="bottom", fontsize=7, color="0.3")
+            print(f"  {label:38s} {shown}  (not reached by every seed)")
         if len(values) > 1:
             ax.plot([i] * len(reached), reached, "o", color="black", markersize=3)
         if key == "seconds_per_iteration":
@@ -393,17 +431,13 @@ def bars(args):
                 ax.plot([i - 0.3, i + 0.3], [np.mean(pred)] * 2, color="black", linestyle="--",
                         linewidth=1.2, label="theory" if i == 0 else None)
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([g for g, _ in groups], rotation=20, ha="right", fontsize=8)
-    ylabel = {"time_to_target": f"time to target error ({clock_word(runs)})",
-              "seconds_per_iteration": "milliseconds per iteration",
-              "final_test_error": "test error at end"}[key]
-    ax.set_ylabel(ylabel)
+    ax.set_xticklabels([g for g, _ in groups], rotation=25, ha="right", fontsize=8)
     ax.margins(y=0.15)
     ax.grid(True, axis="y", alpha=0.25)
     if key == "seconds_per_iteration":
         ax.legend(fontsize=8)
-    ax.set_title(args.title, fontsize=10)
-    save(fig, args.out)
+    if target is not None:
+        ax.set_title(f"first snapshot with test error <= {target:g}", fontsize=9)
 
 
 # ---------------------------------------------------------------- command line
@@ -437,10 +471,12 @@ def parse_args(argv):
     parser.add_argument("--at-iteration", type=float, nargs="+", metavar="N",
                         help="curves: print each run's (seed-mean) metrics at these iterations")
     parser.add_argument("--colors", type=int, nargs="+", metavar="I",
-                        help="curves: colour index per run, e.g. 0 0 1 1 to pair runs")
+                        help="colour index per run, e.g. 0 0 1 1 to pair runs")
     parser.add_argument("--styles", nargs="+", choices=["solid", "dashed", "dotted"],
                         help="curves: line style per run, cycled, e.g. solid dashed")
-    parser.add_argument("--target", type=float, help="draw a target test error")
+    parser.add_argument("--target", type=float, nargs="+", metavar="X",
+                        help="curves: draw these target test errors; bars --value "
+                        "time_to_target: one panel per target, read from evals.csv")
     parser.add_argument("--value", choices=["time_to_target", "seconds_per_iteration",
                                             "final_test_error"], default="time_to_target")
     return parser.parse_args(argv)
