@@ -45,7 +45,7 @@ args_for() {
     esac
   else
     case "$1" in
-      server_overhead) echo "--reps 9 --seconds 1.0" ;;
+      server_overhead) echo "--reps 15 --seconds 1.0" ;;
       *) echo "" ;;
     esac
   fi
