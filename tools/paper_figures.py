@@ -9,14 +9,18 @@ Runs that differ only by seed (labels "... (seed N)", from `seeds = [...]` in th
 experiment file) are grouped: thin lines are the seeds, the thick line is their mean.
 
 commands
-  curves  test error (or training loss, or K) against time and/or iterations, seeds overlaid
-          --x time iteration         one panel column per x axis (default: time)
-          --metric test_error train_loss k   one panel row per metric (default: test_error)
-          --logx                      log time axis (shows the first seconds of a race)
-          --xmax T                    cut the time axis at T seconds
+  curves  test error, training loss, K or the learning rate applied, against time and/or
+          iterations, seeds overlaid
+          --x time iteration          one panel column per x axis (default: time)
+          --metric test_error train_loss k lr   one panel per metric (default: test_error)
+          --logx [--xmin T]           log time axis from T (default 0.1 s): the first seconds
+          --xmax T / --itmax N        cut the time / iteration axis
           --runs 'LABEL' ...          only these runs (labels without the seed suffix), in order
+          --colors 0 0 1 1 --styles dashed solid   pair runs by colour, tell them by style
+          --at T ... / --at-iteration N ...         also print the seed-mean metrics there
   ratio   E[T_sync]/E[T_async] against P: measured seconds per iteration of the sync and
-          async runs of each P (config.workers), against the closed form P*H_P
+          async runs of each P (config.workers), against the closed form P*H_P, with a
+          measured/theory panel; prints the table
   bars    one bar per run (mean over seeds, seeds as dots): --value time_to_target |
           seconds_per_iteration | final_test_error; predicted s/iteration drawn beside;
           with --target X [Y ...], time_to_target is the first snapshot at or under each
@@ -449,7 +453,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def parse_args(argv):
-    parser = Parser(prog="paper_figures.py", description=__doc__,
+    description = "\n".join(l for l in __doc__.splitlines() if not l.startswith("usage:"))
+    parser = Parser(prog="paper_figures.py", description=description,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["curves", "ratio", "bars"])
     parser.add_argument("dirs", metavar="DIR", type=Path, nargs="+", help="race output dirs")
