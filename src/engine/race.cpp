@@ -44,6 +44,8 @@ RaceRow make_row(const ExperimentRun& r, const RunRecord& run, const nlohmann::j
                             ? static_cast<double>(row.gradients_cancelled) / row.gradients_started
                             : 0.0;
   row.stop_reason = run.stop_reason;
+  if (run.stop_reason == "diverged") row.final_test_error.reset();
+  row.divergence = run.divergence;
   return row;
 }
 
@@ -97,17 +99,17 @@ Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows)
              "label,slug,rule,k,seed,clock,iterations,wall_s,time_to_target_s,final_test_error,"
              "seconds_per_iteration,predicted_seconds_per_iteration,predicted_method,"
              "mean_staleness,p95_staleness,gradients_started,gradients_applied,"
-             "gradients_cancelled,wasted_fraction\n");
+             "gradients_cancelled,wasted_fraction,stop_reason\n");
   for (const auto& r : rows) {
     // Labels may hold commas: quote them (RFC 4180).
     std::string label = r.label;
     for (std::size_t p = 0; (p = label.find('"', p)) != std::string::npos; p += 2) label.insert(p, "\"");
-    fmt::print(f, "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f}\n",
+    fmt::print(f, "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}\n",
                label, r.slug, r.rule, r.k, r.seed, r.clock, r.iterations, r.wall_s,
                opt(r.time_to_target_s), opt(r.final_test_error), r.seconds_per_iteration,
                opt(r.predicted_seconds_per_iteration), r.predicted_method, r.mean_staleness,
                r.p95_staleness, r.gradients_started, r.gradients_applied, r.gradients_cancelled,
-               r.wasted_fraction);
+               r.wasted_fraction, r.stop_reason);
   }
   const bool bad = std::ferror(f) != 0;
   std::fclose(f);
@@ -127,7 +129,9 @@ std::string results_markdown(const std::vector<RaceRow>& rows, double target_err
     out += fmt::format(
         "| {} | {} | {} | {} | {} | {:.5f} | {} | {:.2f} | {:.1f}% |\n", r.label, r.rule, r.k,
         r.time_to_target_s ? fmt::format("{:.2f}", *r.time_to_target_s) : std::string("—"),
-        r.final_test_error ? fmt::format("{:.4f}", *r.final_test_error) : std::string("—"),
+        r.stop_reason == "diverged" ? std::string("diverged")
+        : r.final_test_error        ? fmt::format("{:.4f}", *r.final_test_error)
+                                    : std::string("—"),
         r.seconds_per_iteration,
         r.predicted_seconds_per_iteration
             ? fmt::format("{:.5f} ({})", *r.predicted_seconds_per_iteration,

@@ -62,7 +62,11 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
     ++stats.started;
     const float loss = *model.loss_and_gradient(w, batch, grad, *ws);
     const double lr = ctx.lr->rate({j, 0, 0.0});
-    if (!std::isfinite(loss)) return divergence_error(j + 1, loss, 0, lr);
+    if (!std::isfinite(loss)) {
+      run.stop_reason = "diverged";
+      run.divergence = divergence_error(j + 1, loss, 0, lr).message;
+      break;
+    }
     acc.add(grad, static_cast<float>(lr));
     acc.apply(w, w);
     ++j;

@@ -74,6 +74,9 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
   run_.updates.push_back(u);
   round_.clear();
   if (ctx_.options.adasync_every_s > 0.0) {
+    // F(w_0): the first update's gradients were all computed on w_0, so the mean of their
+    // minibatch losses is an unbiased estimate of the training loss at w_0.
+    if (initial_loss_ == 0.0) initial_loss_ = loss_sum / n;
     window_loss_sum_ += loss_sum;
     window_loss_count_ += n;
     adapt_k(now_s);
@@ -82,19 +85,15 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
 }
 
 // AdaSync (Dutta et al., journal version): K <- min(P, ceil(K0 sqrt(F(w_0) / F(w_t)))) every
-// t0 seconds. F is the training loss; the server estimates it by the mean minibatch loss of
+// t0 seconds. F is the training loss; the server estimates F(w_t) by the mean minibatch loss of
 // the gradients it applied in the last window (no extra evaluation on the training path), and
-// F(w_0) by the first window. K only rises: a noisy window never undoes synchrony.
+// F(w_0) by the first update's. K only rises: a noisy window never undoes synchrony.
 void ServerCore::adapt_k(double now_s) {
   if (now_s < next_adapt_s_ || window_loss_count_ == 0.0) return;
   const double f = window_loss_sum_ / window_loss_count_;
   window_loss_sum_ = 0.0;
   window_loss_count_ = 0.0;
   while (next_adapt_s_ <= now_s) next_adapt_s_ += ctx_.options.adasync_every_s;
-  if (initial_loss_ == 0.0) {
-    initial_loss_ = f;
-    return;
-  }
   if (!(f > 0.0)) return;
   const double target = std::ceil(k0_ * std::sqrt(initial_loss_ / f));
   const int k = static_cast<int>(std::min<double>(rule_.workers(), target));

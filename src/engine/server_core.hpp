@@ -61,7 +61,7 @@ class ServerCore {
   double next_adapt_s_;
   double window_loss_sum_ = 0.0;
   double window_loss_count_ = 0.0;
-  double initial_loss_ = 0.0;  // F(w_0): the first window's mean minibatch loss
+  double initial_loss_ = 0.0;  // F(w_0): the first update's mean minibatch loss
 };
 
 }  // namespace stalesgd

@@ -259,7 +259,6 @@ Result<RunRecord> ThreadEngine::run() {
   start_cv_.notify_all();
   for (int w = 0; w < o_.workers; ++w) assign(w);
 
-  Status status;
   double next_eval = 0.0;
   const auto poll = std::chrono::milliseconds(100);
   for (;;) {
@@ -295,9 +294,9 @@ Result<RunRecord> ThreadEngine::run() {
     deadline = std::min(deadline, now + poll);
     auto push = queue_.pop_until(deadline);
     if (!push || push->worker < 0) continue;
-    status = handle(*push, since_start(Clock::now()));
-    if (!status) {
+    if (auto s = handle(*push, since_start(Clock::now())); !s) {
       run_.stop_reason = "diverged";
+      run_.divergence = s.error().message;
       break;
     }
   }
@@ -306,7 +305,6 @@ Result<RunRecord> ThreadEngine::run() {
   for (auto& t : threads) t.join();
   progress.clear();
   if (failure_) std::rethrow_exception(failure_);
-  if (!status) return status.error();
 
   evaluator.submit(run_.wall_s, store_.version(), store_.current());
   run_.evals = evaluator.finish();

@@ -88,8 +88,9 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     run_.model = ctx_.model->describe();
     run_.num_params = ctx_.model->num_params();
     if (auto s = sim.run(*this); !s) {
-      progress_.clear();
-      return s.error();
+      run_.stop_reason = "diverged";
+      run_.divergence = s.error().message;
+      end_ = last_t_;
     }
     progress_.clear();
     run_.wall_s = end_;

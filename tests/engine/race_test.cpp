@@ -59,3 +59,24 @@ TEST_CASE("race CLI: a broken config is one line naming file and line", "[experi
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.output, Contains("--config FILE is required"));
 }
+
+TEST_CASE("a diverging run is recorded as diverged and the race goes on", "[experiment][race]") {
+  TempDir dir;
+  const auto cfg = dir / "race.toml";
+  std::ofstream(cfg) << "model = \"softmax\"\nworkers = 4\ndelay = \"exp:mean=10ms\"\n"
+                        "clock = \"virtual\"\ntime = \"0.5s\"\n"
+                        "data_dir = \"" << repo_data_dir().string() << "\"\n"
+                        "[[run]]\nlabel = \"boom\"\nrule = \"async\"\nlr = 1e38\n"
+                        "[[run]]\nlabel = \"after\"\nrule = \"async\"\n";
+  auto ex = load_experiment(cfg);
+  REQUIRE(ex.ok());
+  auto outcome = run_race(*ex, dir / "out");
+  REQUIRE(outcome.ok());
+  REQUIRE(outcome->rows.size() == 2);
+  CHECK(outcome->rows[0].stop_reason == "diverged");
+  CHECK_THAT(outcome->rows[0].divergence, Contains("training diverged at iteration"));
+  CHECK_FALSE(outcome->rows[0].final_test_error.has_value());
+  CHECK(outcome->rows[1].stop_reason == "time");
+  CHECK(outcome->rows[1].final_test_error.has_value());
+  CHECK_THAT(results_markdown(outcome->rows, 0.0), Contains("| boom | async | 1 | — | diverged |"));
+}

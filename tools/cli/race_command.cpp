@@ -12,7 +12,9 @@ int run_race(const RaceArgs& args) {
   auto ex = load_experiment(args.config);
   if (!ex) return fail(ex.error().message, 2);
   if (args.dry_run) {
-    for (const auto& r : ex->runs) fmt::print("{}  ->  {}/{}\n", r.label, args.out, r.slug);
+    for (const auto& r : ex->runs) {
+      fmt::print("{}  ->  {}\n", r.label, args.out.empty() ? r.slug : args.out + "/" + r.slug);
+    }
     return 0;
   }
   fmt::print("race '{}': {} runs into {}/\n", ex->name, ex->runs.size(), args.out);
@@ -22,9 +24,13 @@ int run_race(const RaceArgs& args) {
   const ScopedInterrupt interrupt;
   const std::size_t n = ex->runs.size();
   auto outcome = stalesgd::run_race(*ex, args.out, interrupt.flag(), [&](std::size_t i, const RaceRow& row) {
-    fmt::print("[{}/{}] {:<28} {} iterations in {:.1f} s, test error {}\n", i + 1, n, row.label,
-               row.iterations, row.wall_s,
-               row.final_test_error ? fmt::format("{:.4f}", *row.final_test_error) : "-");
+    if (row.stop_reason == "diverged") {
+      fmt::print("[{}/{}] {:<28} {}\n", i + 1, n, row.label, row.divergence);
+    } else {
+      fmt::print("[{}/{}] {:<28} {} iterations in {:.1f} s, test error {}\n", i + 1, n, row.label,
+                 row.iterations, row.wall_s,
+                 row.final_test_error ? fmt::format("{:.4f}", *row.final_test_error) : "-");
+    }
     std::fflush(stdout);
   });
   if (!outcome) return fail(outcome.error().message);

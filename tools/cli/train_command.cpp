@@ -57,6 +57,7 @@ int run_train(const TrainerOptions& options) {
   if (!data) return fail(data.error().message);
   auto run = train(options, *data, interrupt.flag());
   if (!run) return fail(run.error().message);
+  if (run->stop_reason == "diverged") return fail(run->divergence);  // no output passed off as a result
 
   const nlohmann::json theory = predict_for_run(options);
   print_summary(options, *run, theory);

@@ -37,6 +37,7 @@ struct RaceRow {
   std::uint64_t gradients_cancelled = 0;
   double wasted_fraction = 0.0;  // cancelled / started: work thrown away
   std::string stop_reason;
+  std::string divergence;  // with stop_reason "diverged": why (the run's outputs are kept, marked)
 };
 
 struct RaceOutcome {

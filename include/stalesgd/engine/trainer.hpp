@@ -14,8 +14,10 @@
 
 namespace stalesgd {
 
-// A run that ended in divergence (non-finite loss) is an Error naming the iteration and the
-// likely cause; an interrupted run returns what it recorded with stop_reason "interrupted".
+// Bad options are an Error. A run that diverged (a non-finite minibatch loss) stops there and
+// returns what it recorded with stop_reason "diverged" and `divergence` naming the iteration
+// and the likely cause (the CLI reports it as an error); an interrupted run returns what it
+// recorded with stop_reason "interrupted".
 Result<RunRecord> train(const TrainerOptions& options, const Dataset& data,
                         const std::atomic<bool>* interrupt = nullptr);
 

@@ -52,6 +52,7 @@ struct RunRecord {
   std::vector<WorkerRecord> workers;
   double wall_s = 0.0;                     // length of the training phase
   std::string stop_reason;                 // "iterations", "time", "target-error", "interrupted", "diverged"
+  std::string divergence;                  // with "diverged": the iteration, the loss and the likely fix
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)
   std::size_t num_params = 0;
