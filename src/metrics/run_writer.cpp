@@ -41,6 +41,7 @@ nlohmann::json run_summary(const TrainerOptions& options, const RunRecord& run,
   j["model"] = run.model;
   j["num_params"] = run.num_params;
   j["stop_reason"] = run.stop_reason;
+  if (!run.divergence.empty()) j["divergence"] = run.divergence;
   j["iterations"] = run.updates.empty() ? 0 : run.updates.back().iteration;
   j["wall_s"] = run.wall_s;
   j["seconds_per_iteration"] = seconds_per_iteration(run);
