@@ -245,8 +245,9 @@ class CombiningServer {
 
   // Pushes a gradient computed on `pinned`; returns the buffer to compute on next (pinned). A
   // worker that has to wait for the rest of its round first runs `while_waiting` (unlocked).
+  // Not inlined, so that a profile shows the update apart from the gradient.
   template <class F>
-  int push(int pinned, std::span<const float> g, float lr, int k, F&& while_waiting) {
+  [[gnu::noinline]] int push(int pinned, std::span<const float> g, float lr, int k, F&& while_waiting) {
     std::unique_lock lock(mu_);
     --pins_[static_cast<std::size_t>(pinned)];
     const auto n = static_cast<Eigen::Index>(g.size());
