@@ -25,7 +25,6 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
 
   std::vector<float> w = ctx.initial;
   std::vector<float> grad(n);
-  UpdateAccumulator acc(n);
   auto ws = model.make_workspace(o.batch);
   MinibatchSampler sampler(ctx.data.train, o.batch, derive_seed(o.seed, SeedStream::kSampler, 0));
   Evaluator evaluator(model, ctx.data,
@@ -67,8 +66,7 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
       run.divergence = divergence_error(j + 1, loss, 0, lr).message;
       break;
     }
-    acc.add(grad, static_cast<float>(lr));
-    acc.apply(w, w);
+    UpdateAccumulator::apply_single(w, grad, static_cast<float>(lr), w);
     ++j;
     ++stats.pushed;
     ++stats.applied;

@@ -42,12 +42,17 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
   }
   const double lr = ctx_.lr->rate(lr_ctx);
   if (!std::isfinite(loss)) return divergence_error(current + 1, loss, worker, lr);
-  acc_.add(grad, static_cast<float>(lr));
   round_.push_back({worker, computed_on, lr, loss});
-  if (!out.decision.apply) return out;
-
+  if (!out.decision.apply) {
+    acc_.add(grad, static_cast<float>(lr));  // the worker reuses `grad` once this returns
+    return out;
+  }
   std::span<float> next = store_.begin_update();
-  acc_.apply(store_.current(), next);
+  if (acc_.count() == 0) {
+    UpdateAccumulator::apply_single(store_.current(), grad, static_cast<float>(lr), next);
+  } else {
+    acc_.add_and_apply(grad, static_cast<float>(lr), store_.current(), next);
+  }
   store_.publish();
   out.version = store_.version();
 

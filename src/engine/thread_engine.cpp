@@ -1,12 +1,23 @@
-// The real-thread engine: one server thread (the caller's), P worker threads, real sleeps for
-// the injected delays. The server drives the rule through ServerCore and is the authority on
-// what every worker does: whenever a worker becomes free (a push handled, a wait released, a
-// minibatch cancelled) the server assigns it its next minibatch by pinning the current
-// parameter version for it at that instant. A worker that wakes a little late therefore still
-// computes on the version the rule gave it, and a rule's cancellations are exact: an update
-// cancels every assigned minibatch on an older version, started or not.
+// The real-thread engine: P worker threads with real sleeps for the injected delays, and the
+// server: the model, the rule and every decision, behind one lock.
 //
-// Lock order: a WorkerSlot's mutex may be held while taking the ParameterStore's; never the
+// The server is a role, not a hand-off. A worker that finishes a minibatch takes the server
+// lock and runs the server's step itself (ServerCore: rule, learning rate, sum, update,
+// records), then releases the lock and goes on. Updates are still applied one at a time in
+// one total order by a single logical owner of the parameters, exactly as by a server thread;
+// what is saved is two cross-core wake-ups per gradient (worker -> server -> worker), which on
+// this 2-core VM cost more CPU than a softmax gradient (docs/performance.md, "Parameter-server
+// overhead"). The caller's thread is the supervisor: it starts the workers, takes the
+// evaluation snapshots, enforces the time budget, Ctrl-C and the stop.
+//
+// The server is the authority on what every worker does: whenever a worker becomes free (its
+// push handled, its wait released, its minibatch cancelled) the server assigns it its next
+// minibatch by pinning the current parameter version for it at that instant. A worker that
+// wakes a little late therefore still computes on the version the rule gave it, and a rule's
+// cancellations are exact: an update cancels every assigned minibatch on an older version,
+// started or not.
+//
+// Lock order: server_mu_, then a WorkerSlot's mutex, then the ParameterStore's; never the
 // reverse, and never two slots at once.
 #include <sys/prctl.h>
 
@@ -17,7 +28,6 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/blocking_queue.hpp"
 #include "engine/evaluator.hpp"
 #include "engine/progress.hpp"
 #include "engine/run_context.hpp"
@@ -30,12 +40,6 @@ namespace stalesgd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Push {
-  int worker;
-  std::uint64_t computed_on;
-  float loss;
-};
 
 // What the server and one worker share. alignas(64): slots sit in one array and are written
 // by different threads; a cache line each keeps them from false sharing.
@@ -54,7 +58,7 @@ struct alignas(64) WorkerSlot {
   // early"; the mutex orders it against the reset when the worker takes its next assignment.
   std::atomic<bool> cancel{false};
 
-  // Owned by the worker; the server reads them only between a push and its handling.
+  // Owned by the worker thread.
   std::vector<float> grad;
   ParameterStore::Pin pin;
   WorkerRecord stats;
@@ -77,9 +81,13 @@ class ThreadEngine {
  private:
   void worker_main(int w);
   void worker_loop(int w);
-  Status handle(const Push& push, double now_s);
-  // Server: pins the current version for worker w's next minibatch and wakes it.
+  // Worker w delivers its gradient: the server's step, under server_mu_.
+  void deliver(int w, float loss);
+  Status handle(int w, std::uint64_t computed_on, float loss, double now_s);  // REQUIRES(server_mu_)
+  // Pins the current version for worker w's next minibatch and wakes it. REQUIRES(server_mu_)
   void assign(int w);
+  // Asks the supervisor to end the run. REQUIRES(server_mu_)
+  void request_stop(std::string reason);
   void stop_workers();
   double since_start(Clock::time_point t) const {
     return std::chrono::duration<double>(t - start_).count();
@@ -89,13 +97,19 @@ class ThreadEngine {
   const TrainerOptions& o_;
   Rule& rule_;
   const StragglerProfile& delays_;
+
+  // The server: everything below up to supervisor_cv_ is GUARDED_BY(server_mu_), except that
+  // store_ also serves pins to workers through its own lock.
+  std::mutex server_mu_;
   RunRecord run_;
   ParameterStore store_;
   ServerCore core_;
+  std::vector<int> waiting_;              // workers blocked until the next update
+  std::vector<std::uint64_t> cancelled_;  // per worker, minibatches the rule cut
+  std::string stop_reason_;               // non-empty: the run is over, ignore further pushes
+  std::condition_variable supervisor_cv_;  // wakes the supervisor when stop_reason_ is set
+
   std::vector<WorkerSlot> slots_;
-  std::vector<int> waiting_;  // server only: workers blocked until the next update
-  std::vector<std::uint64_t> cancelled_;  // server only: per worker, minibatches the rule cut
-  BlockingQueue<Push> queue_;
 
   std::mutex start_mu_;
   std::condition_variable start_cv_;
@@ -104,7 +118,6 @@ class ThreadEngine {
 
   std::mutex failure_mu_;
   std::exception_ptr failure_;  // GUARDED_BY(failure_mu_): a worker's exception, rethrown
-  std::atomic<bool> failed_{false};  // relaxed poll by the server; failure_ is read after join
 };
 
 void ThreadEngine::worker_main(int w) {
@@ -117,8 +130,8 @@ void ThreadEngine::worker_main(int w) {
       std::lock_guard lock(failure_mu_);
       if (!failure_) failure_ = std::current_exception();
     }
-    failed_.store(true, std::memory_order_relaxed);
-    queue_.push(Push{-1, 0, 0.0f});  // wake the server
+    std::lock_guard lock(server_mu_);
+    request_stop("failed");
   }
 }
 
@@ -131,6 +144,7 @@ void ThreadEngine::worker_loop(int w) {
   DelaySampler delays(delays_, w, o_.seed);
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
+  Batch batch = sampler.next();
   {
     std::unique_lock lock(start_mu_);
     start_cv_.wait(lock, [&] { return started_; });
@@ -139,18 +153,22 @@ void ThreadEngine::worker_loop(int w) {
     Clock::time_point t0;
     {
       std::unique_lock lock(slot.mu);
-      const auto idle_from = Clock::now();
-      slot.cv.wait(lock, [&] { return slot.stop || slot.has_assignment; });
+      if (!slot.has_assignment && !slot.stop) {
+        const auto idle_from = Clock::now();
+        slot.cv.wait(lock, [&] { return slot.stop || slot.has_assignment; });
+        stats.idle_s += std::chrono::duration<double>(Clock::now() - idle_from).count();
+      }
       if (slot.stop) return;
-      stats.idle_s += std::chrono::duration<double>(Clock::now() - idle_from).count();
       slot.has_assignment = false;
       slot.cancel.store(false, std::memory_order_relaxed);
       slot.pin = std::move(slot.assigned);
       t0 = slot.assigned_at;
     }
     ++stats.started;
-    const Batch batch = sampler.next();
     const auto loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
+    // Gather the next minibatch now, off the path between an update and the next start (in a
+    // sync round this overlaps the wait for the others); the gradient no longer needs `batch`.
+    batch = sampler.next();
     const double delay = delays.next(since_start(t0));
     bool cancelled = !loss.has_value();
     if (!cancelled) {
@@ -159,9 +177,11 @@ void ThreadEngine::worker_loop(int w) {
           (o_.delay_mode == DelayMode::kPad ? t0 : Clock::now()) +
           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
       std::unique_lock lock(slot.mu);
-      slot.cv.wait_until(lock, deadline, [&] {
-        return slot.stop || slot.cancel.load(std::memory_order_relaxed);
-      });
+      if (Clock::now() < deadline) {
+        slot.cv.wait_until(lock, deadline, [&] {
+          return slot.stop || slot.cancel.load(std::memory_order_relaxed);
+        });
+      }
       if (slot.stop) return;
       cancelled = slot.cancel.load(std::memory_order_relaxed);
       if (!cancelled) slot.computing = false;
@@ -169,8 +189,27 @@ void ThreadEngine::worker_loop(int w) {
     stats.busy_s += std::chrono::duration<double>(Clock::now() - t0).count();
     if (cancelled) continue;  // the server counted it and has assigned the next minibatch
     ++stats.pushed;
-    queue_.push(Push{w, slot.pin.version(), *loss});
+    deliver(w, *loss);
   }
+}
+
+void ThreadEngine::deliver(int w, float loss) {
+  std::lock_guard lock(server_mu_);
+  if (!stop_reason_.empty()) return;  // the run is over
+  const double now_s = since_start(Clock::now());
+  if (auto s = handle(w, slots_[static_cast<std::size_t>(w)].pin.version(), loss, now_s); !s) {
+    run_.divergence = s.error().message;
+    request_stop("diverged");
+    return;
+  }
+  if (auto reason = ctx_.budget_reached(store_.version(), now_s); !reason.empty()) {
+    request_stop(reason);
+  }
+}
+
+void ThreadEngine::request_stop(std::string reason) {
+  if (stop_reason_.empty()) stop_reason_ = std::move(reason);
+  supervisor_cv_.notify_all();
 }
 
 void ThreadEngine::assign(int w) {
@@ -186,45 +225,44 @@ void ThreadEngine::assign(int w) {
   slot.cv.notify_one();
 }
 
-Status ThreadEngine::handle(const Push& push, double now_s) {
-  WorkerSlot& slot = slots_[static_cast<std::size_t>(push.worker)];
-  auto outcome = core_.on_gradient(now_s, push.worker, push.computed_on, push.loss, slot.grad,
-                                   slot.pin.params());
+Status ThreadEngine::handle(int w, std::uint64_t computed_on, float loss, double now_s) {
+  WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+  auto outcome = core_.on_gradient(now_s, w, computed_on, loss, slot.grad, slot.pin.params());
   if (!outcome) return outcome.error();
   const Decision& d = outcome->decision;
   if (!d.accept) {
     // Computed on a version an update has since cut off: lost like a cancelled minibatch.
-    ++cancelled_[static_cast<std::size_t>(push.worker)];
-    assign(push.worker);
+    ++cancelled_[static_cast<std::size_t>(w)];
+    assign(w);
     return {};
   }
   if (!d.apply) {
     if (d.next == AfterPush::kWait) {
-      waiting_.push_back(push.worker);
+      waiting_.push_back(w);
     } else {
-      assign(push.worker);
+      assign(w);
     }
     return {};
   }
   const std::uint64_t version = outcome->version;
   if (d.cancel_in_flight) {
-    for (int w = 0; w < o_.workers; ++w) {
-      WorkerSlot& other = slots_[static_cast<std::size_t>(w)];
+    for (int other = 0; other < o_.workers; ++other) {
+      WorkerSlot& s = slots_[static_cast<std::size_t>(other)];
       bool cut = false;
       {
-        std::lock_guard lock(other.mu);
-        cut = other.computing && other.computing_on < version;
-        if (cut) other.cancel.store(true, std::memory_order_relaxed);
+        std::lock_guard lock(s.mu);
+        cut = s.computing && s.computing_on < version;
+        if (cut) s.cancel.store(true, std::memory_order_relaxed);
       }
       if (cut) {
-        ++cancelled_[static_cast<std::size_t>(w)];
-        assign(w);  // restarts on the new version
+        ++cancelled_[static_cast<std::size_t>(other)];
+        assign(other);  // restarts on the new version
       }
     }
   }
-  for (int w : waiting_) assign(w);
+  for (int waiter : waiting_) assign(waiter);
   waiting_.clear();
-  assign(push.worker);
+  assign(w);
   return {};
 }
 
@@ -257,55 +295,52 @@ Result<RunRecord> ThreadEngine::run() {
     started_ = true;
   }
   start_cv_.notify_all();
-  for (int w = 0; w < o_.workers; ++w) assign(w);
+  {
+    std::lock_guard lock(server_mu_);
+    for (int w = 0; w < o_.workers; ++w) assign(w);
+  }
 
-  double next_eval = 0.0;
-  const auto poll = std::chrono::milliseconds(100);
+  // The supervisor: snapshots every eval_every, the time budget, target error, Ctrl-C.
+  const auto at = [&](double seconds) {
+    return start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  };
+  std::uint64_t evals_taken = 0;
+  std::unique_lock lock(server_mu_);
   for (;;) {
     const auto now = Clock::now();
     const double elapsed = since_start(now);
-    if (auto reason = ctx_.budget_reached(store_.version(), elapsed); !reason.empty()) {
-      run_.stop_reason = reason;
-      break;
+    if (stop_reason_.empty()) {
+      if (auto reason = ctx_.budget_reached(store_.version(), elapsed); !reason.empty()) {
+        stop_reason_ = reason;
+      } else if (evaluator.target_reached()) {
+        stop_reason_ = "target-error";
+      } else if (ctx_.interrupted()) {
+        stop_reason_ = "interrupted";
+      }
     }
-    if (evaluator.target_reached()) {
-      run_.stop_reason = "target-error";
-      break;
-    }
-    if (ctx_.interrupted()) {
-      run_.stop_reason = "interrupted";
-      break;
-    }
-    if (failed_.load(std::memory_order_relaxed)) break;
-    if (elapsed >= next_eval) {
+    if (!stop_reason_.empty()) break;
+    const double due = static_cast<double>(evals_taken) * o_.eval_every_s;
+    if (elapsed >= due) {
       evaluator.submit(elapsed, store_.version(), store_.current());
-      next_eval += o_.eval_every_s;
+      ++evals_taken;
+      continue;
     }
-    auto latest = evaluator.latest();
+    const auto latest = evaluator.latest();
     progress.update(elapsed, store_.version(),
                     latest ? std::optional(latest->test_error) : std::nullopt, core_.mean_staleness());
-
-    auto deadline = start_ + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(next_eval));
-    if (o_.time_s > 0.0) {
-      deadline = std::min(deadline, start_ + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(o_.time_s)));
-    }
-    deadline = std::min(deadline, now + poll);
-    auto push = queue_.pop_until(deadline);
-    if (!push || push->worker < 0) continue;
-    if (auto s = handle(*push, since_start(Clock::now())); !s) {
-      run_.stop_reason = "diverged";
-      run_.divergence = s.error().message;
-      break;
-    }
+    auto deadline = std::min(at(due), now + std::chrono::milliseconds(100));  // Ctrl-C poll
+    if (o_.time_s > 0.0) deadline = std::min(deadline, at(o_.time_s));
+    supervisor_cv_.wait_until(lock, deadline, [&] { return !stop_reason_.empty(); });
   }
   run_.wall_s = since_start(Clock::now());
+  lock.unlock();
+  // stop_reason_ is set: deliveries are ignored from now on, so the record no longer changes.
   stop_workers();
   for (auto& t : threads) t.join();
   progress.clear();
   if (failure_) std::rethrow_exception(failure_);
 
+  run_.stop_reason = stop_reason_;
   evaluator.submit(run_.wall_s, store_.version(), store_.current());
   run_.evals = evaluator.finish();
   for (int w = 0; w < o_.workers; ++w) {

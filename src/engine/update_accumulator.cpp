@@ -19,6 +19,24 @@ void UpdateAccumulator::add(std::span<const float> g, float lr) {
   ++count_;
 }
 
+void UpdateAccumulator::apply_single(std::span<const float> w, std::span<const float> g, float lr,
+                                     std::span<float> out) {
+  ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));
+  ConstVec grad(g.data(), static_cast<Eigen::Index>(g.size()));
+  Vec next(out.data(), static_cast<Eigen::Index>(out.size()));
+  next = cur - lr * grad;
+}
+
+void UpdateAccumulator::add_and_apply(std::span<const float> g, float lr,
+                                      std::span<const float> w, std::span<float> out) {
+  ConstVec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
+  ConstVec grad(g.data(), static_cast<Eigen::Index>(g.size()));
+  ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));
+  Vec next(out.data(), static_cast<Eigen::Index>(out.size()));
+  next = cur - (sum + lr * grad) * (1.0f / static_cast<float>(count_ + 1));
+  count_ = 0;
+}
+
 void UpdateAccumulator::apply(std::span<const float> w, std::span<float> out) {
   ConstVec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
   ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));

@@ -19,6 +19,15 @@ class UpdateAccumulator {
   void add(std::span<const float> g, float lr);
   // out = w - sum / count, then starts a new round. `out` may alias `w`.
   void apply(std::span<const float> w, std::span<float> out);
+  // The round's last gradient and the update in one pass: out = w - (sum + lr g) / (count + 1),
+  // then starts a new round. Saves a pass over the sum on the critical path of a sync round.
+  void add_and_apply(std::span<const float> g, float lr, std::span<const float> w,
+                     std::span<float> out);
+  // A round of one gradient, fused into one pass: out = w - lr * g (no sum buffer touched).
+  // Every K = 1 update goes through here (server and sequential reference alike), so they
+  // round identically. `out` may alias `w`.
+  static void apply_single(std::span<const float> w, std::span<const float> g, float lr,
+                           std::span<float> out);
 
   int count() const { return count_; }
 
