@@ -81,8 +81,10 @@ class ThreadEngine {
  private:
   void worker_main(int w);
   void worker_loop(int w);
-  // Worker w delivers its gradient: the server's step, under server_mu_.
-  void deliver(int w, float loss);
+  // Worker w delivers its gradient: the server's step, under server_mu_. False when an update
+  // cut the minibatch first (the server has counted it and assigned the next one) or the run
+  // is over.
+  bool deliver(int w, float loss);
   Status handle(int w, std::uint64_t computed_on, float loss, double now_s);  // REQUIRES(server_mu_)
   // Pins the current version for worker w's next minibatch and wakes it. REQUIRES(server_mu_)
   void assign(int w);
@@ -184,27 +186,34 @@ void ThreadEngine::worker_loop(int w) {
       }
       if (slot.stop) return;
       cancelled = slot.cancel.load(std::memory_order_relaxed);
-      if (!cancelled) slot.computing = false;
     }
     stats.busy_s += std::chrono::duration<double>(Clock::now() - t0).count();
     if (cancelled) continue;  // the server counted it and has assigned the next minibatch
-    ++stats.pushed;
-    deliver(w, *loss);
+    if (deliver(w, *loss)) ++stats.pushed;
   }
 }
 
-void ThreadEngine::deliver(int w, float loss) {
+bool ThreadEngine::deliver(int w, float loss) {
   std::lock_guard lock(server_mu_);
-  if (!stop_reason_.empty()) return;  // the run is over
+  if (!stop_reason_.empty()) return false;  // the run is over
+  WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+  {
+    // The minibatch leaves "computing" only here, under the server lock: an update either cut
+    // it before (and reassigned the worker) or sees it arrive, never neither.
+    std::lock_guard slot_lock(slot.mu);
+    if (slot.cancel.load(std::memory_order_relaxed)) return false;
+    slot.computing = false;
+  }
   const double now_s = since_start(Clock::now());
-  if (auto s = handle(w, slots_[static_cast<std::size_t>(w)].pin.version(), loss, now_s); !s) {
+  if (auto s = handle(w, slot.pin.version(), loss, now_s); !s) {
     run_.divergence = s.error().message;
     request_stop("diverged");
-    return;
+    return true;
   }
   if (auto reason = ctx_.budget_reached(store_.version(), now_s); !reason.empty()) {
     request_stop(reason);
   }
+  return true;
 }
 
 void ThreadEngine::request_stop(std::string reason) {
