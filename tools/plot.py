@@ -380,9 +380,14 @@ def staleness(runs, title, _targets):
         staleness_panel(ax, run, bins, top)
     for ax in list(axes.flat)[len(runs):]:
         ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("staleness (versions)")
-        ax.xaxis.set_tick_params(labelbottom=True)
+    # The lowest visible panel of each column carries the x axis (a partly filled last row
+    # would otherwise leave the panels above its empty slots without tick labels).
+    for col in range(cols):
+        visible = [r for r in range(rows) if r * cols + col < len(runs)]
+        if visible:
+            ax = axes[visible[-1], col]
+            ax.set_xlabel("staleness (versions)")
+            ax.xaxis.set_tick_params(labelbottom=True)
     for ax in axes[:, 0]:
         ax.set_ylabel("fraction of gradients")
     fig.suptitle(f"{title}\nstaleness of applied gradients (dashed line: mean)", fontsize=11)
