@@ -101,7 +101,9 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-int k_of(const RuleSpec& s, int p) { return s.name == "sync" ? p : s.name == "async" ? 1 : s.k; }
+int k_of(const RuleSpec& s, int p) {
+  return s.name == "sync" ? p : s.name == "async" ? 1 : s.k;
+}
 
 // All six rules at K = 1, 2, 4, ..., P, once per distinct schedule: sync stands for k-sync and
 // k-async at K = P; async for k-async and k-batch-async at K = 1; k-sync K=1 for k-batch-sync
@@ -131,13 +133,14 @@ std::string alias(const RuleSpec& s, int p) {
 
 struct Theory {
   double seconds = 0.0;
-  double ci95 = 0.0;          // Monte Carlo only
-  std::string method;         // "closed" or "MC"
-  std::string note;           // e.g. the k-async bound
-  double cv = 0.0;            // pilot: effective per-iteration coefficient of variation
+  double ci95 = 0.0;   // Monte Carlo only
+  std::string method;  // "closed" or "MC"
+  std::string note;    // e.g. the k-async bound
+  double cv = 0.0;     // pilot: effective per-iteration coefficient of variation
 };
 
-Theory theory_for(const RuleSpec& spec, int p, const StragglerProfile& profile, std::uint64_t seed) {
+Theory theory_for(const RuleSpec& spec, int p, const StragglerProfile& profile,
+                  std::uint64_t seed) {
   Theory t;
   auto pilot = monte_carlo_runtime(spec, p, profile, 16000, seed + 1000);
   if (!pilot) {
@@ -278,20 +281,23 @@ int main(int argc, char** argv) {
       c.theory = theory_for(spec, p, *profile, args.seed);
       const double e = c.theory.seconds;
       double n = std::pow(2.0395 * c.theory.cv / args.ci, 2.0);
-      n = std::clamp(std::max(n, args.min_seconds / e), 320.0, std::max(320.0, args.max_seconds / e));
+      n = std::clamp(std::max(n, args.min_seconds / e), 320.0,
+                     std::max(320.0, args.max_seconds / e));
       c.n = static_cast<std::uint64_t>(std::ceil(n));
       c.warm = static_cast<std::uint64_t>(std::ceil(5.0 * mean_x / e)) + 1;
       planned_s += static_cast<double>(c.n + c.warm) * e;
       cells.push_back(c);
     }
   }
-  fmt::print("fidelity: P = {}, softmax on mnist, batch {}, pad mode, seed {}; {} cells, planned "
-             "{:.0f} s of real-thread runs (95% half-width target {:.1f}%); load average {}\n",
-             p, args.batch, args.seed, cells.size(), planned_s, 100 * args.ci, load_average());
-  fmt::print("one softmax gradient: {:.1f} us (one thread); timer wake-up overshoot over {} waits: "
-             "median {:.0f} us, mean {:.0f} us, p90 {:.0f} us, p99 {:.0f} us\n\n",
-             1e6 * grad_s, late.size(), quantile(late, 0.5), late_mean, quantile(late, 0.9),
-             quantile(late, 0.99));
+  fmt::print(
+      "fidelity: P = {}, softmax on mnist, batch {}, pad mode, seed {}; {} cells, planned "
+      "{:.0f} s of real-thread runs (95% half-width target {:.1f}%); load average {}\n",
+      p, args.batch, args.seed, cells.size(), planned_s, 100 * args.ci, load_average());
+  fmt::print(
+      "one softmax gradient: {:.1f} us (one thread); timer wake-up overshoot over {} waits: "
+      "median {:.0f} us, mean {:.0f} us, p90 {:.0f} us, p99 {:.0f} us\n\n",
+      1e6 * grad_s, late.size(), quantile(late, 0.5), late_mean, quantile(late, 0.9),
+      quantile(late, 0.99));
   if (args.plan) {
     for (const auto& c : cells) {
       fmt::print("{:<34} {:<14} K={:<3} theory {:.6f} ({}) cv {:.3f} iters {} est {:.1f} s\n",
@@ -307,10 +313,11 @@ int main(int argc, char** argv) {
     if (c.delay != current_delay) {
       current_delay = c.delay;
       fmt::print("delay {}\n", c.delay);
-      fmt::print("{:<14} {:>3} {:>6} {:>10} {:>6} {:>10} {:>7} {:>10} {:>8} {:>8} {:>8} {:>8} {:>4}  "
-                 "{}\n",
-                 "rule", "K", "iters", "theory s", "method", "measured", "±95%", "virtual",
-                 "meas/th", "virt/th", "meas/vir", "+us/it", "3%", "note");
+      fmt::print(
+          "{:<14} {:>3} {:>6} {:>10} {:>6} {:>10} {:>7} {:>10} {:>8} {:>8} {:>8} {:>8} {:>4}  "
+          "{}\n",
+          "rule", "K", "iters", "theory s", "method", "measured", "±95%", "virtual", "meas/th",
+          "virt/th", "meas/vir", "+us/it", "3%", "note");
     }
     TrainerOptions o;
     o.dataset = data->name;
@@ -344,12 +351,13 @@ int main(int argc, char** argv) {
       note += (note.empty() ? "" : "; ") +
               fmt::format("MC ±{:.2f}%", 100 * c.theory.ci95 / c.theory.seconds);
     }
-    fmt::print("{:<14} {:>3} {:>6} {:>10.6f} {:>6} {:>10.6f} {:>6.2f}% {:>10.6f} {:>+7.2f}% "
-               "{:>+7.2f}% {:>+7.2f}% {:>8.0f} {:>4}  {}\n",
-               c.spec.name, k_of(c.spec, p), c.real.iterations, c.theory.seconds, c.theory.method,
-               c.real.mean, 100 * c.real.ci95 / c.real.mean, c.virt.mean, 100 * e_meas,
-               100 * (c.virt.mean / c.theory.seconds - 1.0), 100 * (c.real.mean / c.virt.mean - 1.0),
-               1e6 * (c.real.mean - c.virt.mean), ok ? "ok" : "MISS", note);
+    fmt::print(
+        "{:<14} {:>3} {:>6} {:>10.6f} {:>6} {:>10.6f} {:>6.2f}% {:>10.6f} {:>+7.2f}% "
+        "{:>+7.2f}% {:>+7.2f}% {:>8.0f} {:>4}  {}\n",
+        c.spec.name, k_of(c.spec, p), c.real.iterations, c.theory.seconds, c.theory.method,
+        c.real.mean, 100 * c.real.ci95 / c.real.mean, c.virt.mean, 100 * e_meas,
+        100 * (c.virt.mean / c.theory.seconds - 1.0), 100 * (c.real.mean / c.virt.mean - 1.0),
+        1e6 * (c.real.mean - c.virt.mean), ok ? "ok" : "MISS", note);
     std::fflush(stdout);
   }
   fmt::print("\n{} of {} cells within 3% of the theory; load average {}\n\n", met, cells.size(),

@@ -11,7 +11,8 @@
 // engine runs) gives the effective per-iteration coefficient of variation c (batch means, so
 // the correlation between iterations of the async rules is included); the cell then runs
 // n = (2.04 c / h)^2 iterations for a 95% half-width of h (default 2%) of the mean, at least
-// --min-seconds of expected run time and 32 batches, at most --max-seconds.
+// --min-seconds of expected run time and 320 updates, at most --max-seconds. A cell still running
+// at 3 times its planned time (the engine far slower than the theory) is stopped there.
 //
 //   scale [--data-dir data] [--workers 8,64,256] [--delay exp:mean=20ms] [--ci 0.02]
 //         [--min-seconds 2] [--max-seconds 150] [--batch 32] [--seed 1] [--plan]
@@ -128,7 +129,9 @@ std::vector<RuleSpec> cells_for(int p) {
   return cells;
 }
 
-int k_of(const RuleSpec& s, int p) { return s.name == "sync" ? p : s.name == "async" ? 1 : s.k; }
+int k_of(const RuleSpec& s, int p) {
+  return s.name == "sync" ? p : s.name == "async" ? 1 : s.k;
+}
 
 struct Theory {
   double seconds = 0.0;
@@ -136,7 +139,8 @@ struct Theory {
   double cv = 0.0;     // effective per-iteration coefficient of variation (pilot)
 };
 
-Theory theory_for(const RuleSpec& spec, int p, const StragglerProfile& profile, std::uint64_t seed) {
+Theory theory_for(const RuleSpec& spec, int p, const StragglerProfile& profile,
+                  std::uint64_t seed) {
   Theory t;
   auto pilot = monte_carlo_runtime(spec, p, profile, 16000, seed + 1000);
   if (!pilot) {
@@ -228,8 +232,8 @@ int main(int argc, char** argv) {
     int p;
     RuleSpec spec;
     Theory theory;
-    std::uint64_t n;       // planned steady-state iterations
-    std::uint64_t warm;    // updates dropped as warm-up: those of the first 5 E[X]
+    std::uint64_t n;     // planned steady-state iterations
+    std::uint64_t warm;  // updates dropped as warm-up: those of the first 5 E[X]
   };
   std::vector<Cell> cells;
   double planned_s = 0.0;
@@ -252,14 +256,15 @@ int main(int argc, char** argv) {
       cells.push_back(c);
     }
   }
-  fmt::print("scale: softmax on mnist, batch {}, delay {} (pad), seed {}; one softmax gradient "
-             "takes {:.1f} us on one thread; {} cells, planned {:.0f} s of runs "
-             "(95% half-width target {:.1f}%); load average {}\n\n",
-             args.batch, args.delay, args.seed, 1e6 * grad_s, cells.size(), planned_s,
-             100 * args.ci, load_average());
+  fmt::print(
+      "scale: softmax on mnist, batch {}, delay {} (pad), seed {}; one softmax gradient "
+      "takes {:.1f} us on one thread; {} cells, planned {:.0f} s of runs "
+      "(95% half-width target {:.1f}%); load average {}\n\n",
+      args.batch, args.delay, args.seed, 1e6 * grad_s, cells.size(), planned_s, 100 * args.ci,
+      load_average());
   if (args.plan) {
-    fmt::print("{:>4} {:<14} {:>4} {:>12} {:<12} {:>6} {:>8} {:>8}\n", "P", "rule", "K",
-               "theory s", "method", "cv", "iters", "est s");
+    fmt::print("{:>4} {:<14} {:>4} {:>12} {:<12} {:>6} {:>8} {:>8}\n", "P", "rule", "K", "theory s",
+               "method", "cv", "iters", "est s");
     for (const auto& c : cells) {
       fmt::print("{:>4} {:<14} {:>4} {:>12.6f} {:<12} {:>6.3f} {:>8} {:>8.1f}\n", c.p, c.spec.name,
                  k_of(c.spec, c.p), c.theory.seconds, c.theory.method, c.theory.cv, c.n,
@@ -268,10 +273,11 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  fmt::print("{:>4} {:<14} {:>4} {:>7} {:>10} {:>10} {:>7} {:>8} {:>5} {:>8} {:>8} {:>8} {:>8} "
-             "{:>6}\n",
-             "P", "rule", "K", "iters", "theory s", "measured", "±95%", "rel err", "5%", "virt/th",
-             "meas/vir", "CPU/wall", "compute", "method");
+  fmt::print(
+      "{:>4} {:<14} {:>4} {:>7} {:>10} {:>10} {:>7} {:>8} {:>5} {:>8} {:>8} {:>8} {:>8} "
+      "{:>6}\n",
+      "P", "rule", "K", "iters", "theory s", "measured", "±95%", "rel err", "5%", "virt/th",
+      "meas/vir", "CPU/wall", "compute", "method");
   int met = 0, with_ci = 0;
   std::vector<std::string> misses;
   for (const auto& c : cells) {
@@ -285,6 +291,10 @@ int main(int argc, char** argv) {
     o.delay = args.delay;
     o.seed = args.seed;
     o.iterations = c.n + c.warm;
+    // A cell that the engine makes far slower than the theory would run for many times its
+    // planned time (P = 256 k-sync K = 1: about 100 times); stop it at 3 times the plan (at least
+    // 10 s). It misses anyway, and its interval says how precisely.
+    o.time_s = std::max(10.0, 3.0 * static_cast<double>(c.n + c.warm) * c.theory.seconds);
     o.eval_every_s = 1e6;  // one tiny snapshot at t = 0: evaluation is not what is measured
     o.eval_test_samples = 100;
     o.eval_train_samples = 100;
@@ -296,10 +306,16 @@ int main(int argc, char** argv) {
     const double cpu = cpu_seconds() - cpu0;
     // The same cell on the virtual clock: the same per-worker delay draws without the engine's
     // costs, so virt/th is the sampling error of these draws and meas/vir the engine's.
+    if (!run) {
+      fmt::print(stderr, "scale: {}\n", run.error().message);
+      return 1;
+    }
     o.clock = ClockKind::kVirtual;
+    o.time_s = 0.0;
+    o.iterations = run->updates.size();  // the same updates as the real run, even if it was cut
     auto virt = train(o, *data);
-    if (!run || !virt) {
-      fmt::print(stderr, "scale: {}\n", (!run ? run : virt).error().message);
+    if (!virt) {
+      fmt::print(stderr, "scale: {}\n", virt.error().message);
       return 1;
     }
     const Steady s = steady_state(run->updates, c.warm);
@@ -313,18 +329,20 @@ int main(int argc, char** argv) {
     if (!ok) misses.push_back(fmt::format("P={} {} K={}", c.p, c.spec.name, k_of(c.spec, c.p)));
     // compute: the CPU the gradients alone need per wall second (minibatches started x one
     // gradient's single-thread time); CPU/wall above it is the engine's own cost.
-    fmt::print("{:>4} {:<14} {:>4} {:>7} {:>10.6f} {:>10.6f} {:>6.2f}% {:>+7.2f}% {:>5} {:>+7.2f}% "
-               "{:>+7.2f}% {:>8.3f} {:>8.3f} {:>6}\n",
-               c.p, c.spec.name, k_of(c.spec, c.p), s.iterations, c.theory.seconds, s.mean,
-               100 * s.ci95 / s.mean, 100 * err, ok ? "ok" : "MISS",
-               100 * (v.mean / c.theory.seconds - 1.0), 100 * (s.mean / v.mean - 1.0), cpu / wall,
-               static_cast<double>(started) * grad_s / wall,
-               c.theory.method == "closed form" ? "closed" : "MC");
+    fmt::print(
+        "{:>4} {:<14} {:>4} {:>7} {:>10.6f} {:>10.6f} {:>6.2f}% {:>+7.2f}% {:>5} {:>+7.2f}% "
+        "{:>+7.2f}% {:>8.3f} {:>8.3f} {:>6}\n",
+        c.p, c.spec.name, k_of(c.spec, c.p), s.iterations, c.theory.seconds, s.mean,
+        100 * s.ci95 / s.mean, 100 * err, ok ? "ok" : "MISS",
+        100 * (v.mean / c.theory.seconds - 1.0), 100 * (s.mean / v.mean - 1.0), cpu / wall,
+        static_cast<double>(started) * grad_s / wall,
+        c.theory.method == "closed form" ? "closed" : "MC");
     std::fflush(stdout);
   }
-  fmt::print("\n{} of {} cells within 5% of the theory; {} of {} with a 95% half-width under 5%; "
-             "load average {}\n",
-             met, cells.size(), with_ci, cells.size(), load_average());
+  fmt::print(
+      "\n{} of {} cells within 5% of the theory; {} of {} with a 95% half-width under 5%; "
+      "load average {}\n",
+      met, cells.size(), with_ci, cells.size(), load_average());
   if (!misses.empty()) {
     std::string list;
     for (const auto& m : misses) list += (list.empty() ? "" : ", ") + m;

@@ -3,8 +3,9 @@
 // 2 x the rate of one thread running a worker's loop (MinibatchSampler::next +
 // Model::loss_and_gradient + w -= lr * g) measured in the same run. Also the rate of two such
 // loops running side by side without a server: what 2 threads on this machine can really do.
-// And a miniature of the fix proposed in docs/performance-server.md (the pushing worker applies
-// the update itself under a lock, fused into one pass; no server thread), to show what it gains.
+// And a miniature of the fix proposed in docs/performance-server.md (no server thread: the
+// pushing worker applies the update itself under a lock, fused into one pass; a worker waiting
+// for a sync round gathers its next minibatch meanwhile), to show what the fix would gain.
 // The six measurements are interleaved (rotating order) for several repetitions; the table
 // shows medians of the per-repetition ratios, so a clock drift common to one repetition cancels.
 //
@@ -16,14 +17,14 @@
 
 #include <algorithm>
 #include <array>
-#include <ctime>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
-#include <span>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -113,11 +114,11 @@ double thread_cpu_seconds() {
 
 // One measurement: a rate and the CPU time it cost.
 struct Measure {
-  double rate = 0.0;          // gradients (applied, for the engine) per wall second
-  double cpu_per_grad = 0.0;  // CPU seconds (all threads) per gradient
-  double worker_idle = 0.0;   // engine: mean fraction of a worker's time waiting for the server
-  double us_per_update = 0.0; // engine: wall microseconds per server update (steady state)
-  double gradients = 0.0;     // gradients in the whole measurement (applied, for the engine)
+  double rate = 0.0;           // gradients (applied, for the engine) per wall second
+  double cpu_per_grad = 0.0;   // CPU seconds (all threads) per gradient
+  double worker_idle = 0.0;    // engine: mean fraction of a worker's time waiting for the server
+  double us_per_update = 0.0;  // engine: wall microseconds per server update (steady state)
+  double gradients = 0.0;      // gradients in the whole measurement (applied, for the engine)
 };
 
 // A worker's loop without a server, for `seconds`. `go` lines up the start when two loops run
@@ -135,7 +136,8 @@ Measure worker_loop(const Model& model, const Dataset& data, int batch, double s
   }
   const double cpu0 = thread_cpu_seconds();
   const auto start = Clock::now();
-  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t steps = 0;
   Clock::time_point now;
   do {
@@ -168,7 +170,8 @@ Measure worker_pair(const Model& model, const Dataset& data, int batch, double s
   return m;
 }
 
-Measure engine(const Dataset& data, const ModelSpec& model, const std::string& rule, const Args& a) {
+Measure engine(const Dataset& data, const ModelSpec& model, const std::string& rule,
+               const Args& a) {
   TrainerOptions o;
   o.dataset = data.name;
   o.model = model;
@@ -211,7 +214,6 @@ Measure engine(const Dataset& data, const ModelSpec& model, const std::string& r
   return m;
 }
 
-
 // The fix proposed in docs/performance-server.md, in miniature, to measure what it would gain:
 // no server thread; a worker that finishes a gradient takes the server lock and applies the
 // update itself, fused into one pass (out = w - (sum + lr g) / K, the sum holding the round's
@@ -219,6 +221,9 @@ Measure engine(const Dataset& data, const ModelSpec& model, const std::string& r
 // half-written vector, as with ParameterStore), then continues on the version it just wrote
 // (still in its cache). async: every gradient is an update. sync: the first of the two
 // gradients of a round is summed and its worker waits; the second applies and wakes it.
+//
+// Thread safety: every method may be called from any worker thread; mu_ guards all state, and
+// a pinned buffer is never written while pinned.
 class CombiningServer {
  public:
   CombiningServer(std::span<const float> w0, int workers)
@@ -241,13 +246,16 @@ class CombiningServer {
     ++pins_[static_cast<std::size_t>(current_)];
     return current_;
   }
-  const std::vector<float>& params(int buffer) const { return buffers_[static_cast<std::size_t>(buffer)]; }
+  const std::vector<float>& params(int buffer) const {
+    return buffers_[static_cast<std::size_t>(buffer)];
+  }
 
   // Pushes a gradient computed on `pinned`; returns the buffer to compute on next (pinned). A
   // worker that has to wait for the rest of its round first runs `while_waiting` (unlocked).
   // Not inlined, so that a profile shows the update apart from the gradient.
   template <class F>
-  [[gnu::noinline]] int push(int pinned, std::span<const float> g, float lr, int k, F&& while_waiting) {
+  [[gnu::noinline]] int push(int pinned, std::span<const float> g, float lr, int k,
+                             F&& while_waiting) {
     std::unique_lock lock(mu_);
     --pins_[static_cast<std::size_t>(pinned)];
     const auto n = static_cast<Eigen::Index>(g.size());
@@ -299,7 +307,7 @@ Measure combining(const Model& model, const Dataset& data, int batch, double sec
   std::vector<float> w0(model.num_params());
   model.init_params(w0, 7);
   CombiningServer server(w0, 2);
-  std::atomic<bool> go{false};  // release/acquire: only lines up the starts
+  std::atomic<bool> go{false};    // release/acquire: only lines up the starts
   std::atomic<bool> stop{false};  // relaxed: polled once per gradient; join() publishes the counts
   std::uint64_t steps[2] = {0, 0};
   double cpu[2] = {0, 0};
@@ -355,9 +363,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "server_overhead: {}\n", data.error().message);
     return 1;
   }
-  fmt::print("server_overhead: mnist, batch {}, 2 workers, --delay none, {} reps x {:.1f} s per "
-             "measurement (after {:.1f} s warm-up for the engine), {} cores\n\n",
-             args.batch, args.reps, args.seconds, args.warmup, std::thread::hardware_concurrency());
+  fmt::print(
+      "server_overhead: mnist, batch {}, 2 workers, --delay none, {} reps x {:.1f} s per "
+      "measurement (after {:.1f} s warm-up for the engine), {} cores\n\n",
+      args.batch, args.reps, args.seconds, args.warmup, std::thread::hardware_concurrency());
 
   for (const auto& name : args.models) {
     ModelSpec spec;
@@ -368,25 +377,33 @@ int main(int argc, char** argv) {
       return 1;
     }
     enum Kind { kSingle, kPair, kAsync, kSync, kProtoAsync, kProtoSync, kKinds };
-    const char* kind_names[kKinds] = {"single", "pair", "async", "sync", "proto-async", "proto-sync"};
+    const char* kind_names[kKinds] = {"single", "pair",        "async",
+                                      "sync",   "proto-async", "proto-sync"};
     auto measure = [&](int kind) {
       switch (kind) {
-        case kSingle: return worker_loop(**model, *data, args.batch, args.seconds, 0, nullptr);
-        case kPair: return worker_pair(**model, *data, args.batch, args.seconds);
-        case kProtoAsync: return combining(**model, *data, args.batch, args.seconds, 1);
-        case kProtoSync: return combining(**model, *data, args.batch, args.seconds, 2);
-        default: return engine(*data, spec, kind == kAsync ? "async" : "sync", args);
+        case kSingle:
+          return worker_loop(**model, *data, args.batch, args.seconds, 0, nullptr);
+        case kPair:
+          return worker_pair(**model, *data, args.batch, args.seconds);
+        case kProtoAsync:
+          return combining(**model, *data, args.batch, args.seconds, 1);
+        case kProtoSync:
+          return combining(**model, *data, args.batch, args.seconds, 2);
+        default:
+          return engine(*data, spec, kind == kAsync ? "async" : "sync", args);
       }
     };
     if (!args.only.empty()) {
       int kind = 0;
       while (kind < kKinds && args.only != kind_names[kind]) ++kind;
-      if (kind == kKinds) usage("--only takes single, pair, async, sync, proto-async or proto-sync");
+      if (kind == kKinds)
+        usage("--only takes single, pair, async, sync, proto-async or proto-sync");
       for (int rep = 0; rep < args.reps; ++rep) {
         const Measure m = measure(kind);
-        fmt::print("{} {}: {:.0f} gradients/s, {:.1f} CPU us/gradient, worker idle {:.3f}, "
-                   "{:.0f} gradients\n",
-                   name, args.only, m.rate, 1e6 * m.cpu_per_grad, m.worker_idle, m.gradients);
+        fmt::print(
+            "{} {}: {:.0f} gradients/s, {:.1f} CPU us/gradient, worker idle {:.3f}, "
+            "{:.0f} gradients\n",
+            name, args.only, m.rate, 1e6 * m.cpu_per_grad, m.worker_idle, m.gradients);
       }
       continue;
     }
@@ -399,12 +416,13 @@ int main(int argc, char** argv) {
         m[kind] = measure(kind);
       }
       reps.push_back(m);
-      fmt::print(stderr,
-                 "  {} rep {}: single {:.0f}/s pair {:.0f}/s async {:.0f}/s sync {:.0f}/s fix {:.0f}/s "
-                 "{:.0f}/s -> async {:.3f} sync {:.3f} of 2 x single\n",
-                 name, rep + 1, m[kSingle].rate, m[kPair].rate, m[kAsync].rate, m[kSync].rate,
-                 m[kProtoAsync].rate, m[kProtoSync].rate, m[kAsync].rate / (2 * m[kSingle].rate),
-                 m[kSync].rate / (2 * m[kSingle].rate));
+      fmt::print(
+          stderr,
+          "  {} rep {}: single {:.0f}/s pair {:.0f}/s async {:.0f}/s sync {:.0f}/s fix {:.0f}/s "
+          "{:.0f}/s -> async {:.3f} sync {:.3f} of 2 x single\n",
+          name, rep + 1, m[kSingle].rate, m[kPair].rate, m[kAsync].rate, m[kSync].rate,
+          m[kProtoAsync].rate, m[kProtoSync].rate, m[kAsync].rate / (2 * m[kSingle].rate),
+          m[kSync].rate / (2 * m[kSingle].rate));
     }
     // Medians over repetitions of per-repetition figures (ratios formed within a repetition).
     auto med = [&](auto f) {
@@ -419,12 +437,14 @@ int main(int argc, char** argv) {
       return fmt::format("{:.2f}-{:.2f}", *lo, *hi);
     };
     const double single_rate = med([](const auto& m) { return m[kSingle].rate; });
-    fmt::print("{} ({} params), one worker loop: {:.0f} gradients/s, {:.1f} us/gradient (median "
-               "over {} reps; range {})\n",
-               (*model)->describe(), (*model)->num_params(), single_rate, 1e6 / single_rate,
-               args.reps, range([](const auto& m) { return m[kSingle].rate; }));
+    fmt::print(
+        "{} ({} params), one worker loop: {:.0f} gradients/s, {:.1f} us/gradient (median "
+        "over {} reps; range {})\n",
+        (*model)->describe(), (*model)->num_params(), single_rate, 1e6 / single_rate, args.reps,
+        range([](const auto& m) { return m[kSingle].rate; }));
     fmt::print("  {:<22} {:>11} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9} {:>9}\n", "", "gradients/s",
-               "/ ideal", "range", "/ 2 loops", "CPU us/grad", "CPU / loop", "idle/wkr", "us/update");
+               "/ ideal", "range", "/ 2 loops", "CPU us/grad", "CPU / loop", "idle/wkr",
+               "us/update");
     fmt::print("  {:<22} {:>11.0f} {:>9.3f} {:>11} {:>9} {:>11.1f} {:>10.3f} {:>9} {:>9}\n",
                "ideal: 2 x one loop", 2.0 * single_rate, 1.0, "-", "-",
                1e6 * med([](const auto& m) { return m[kSingle].cpu_per_grad; }), 1.0, "-", "-");
@@ -436,22 +456,26 @@ int main(int argc, char** argv) {
                           : kind == kProtoAsync ? "proposed fix: async"
                                                 : "proposed fix: sync";
       auto ratio = [&](const auto& m) { return m[kind].rate / (2.0 * m[kSingle].rate); };
-      fmt::print("  {:<22} {:>11.0f} {:>9.3f} {:>11} {:>9} {:>11.1f} {:>10.3f} {:>9} {:>9}\n", label,
-                 med([&](const auto& m) { return m[kind].rate; }), med(ratio), range(ratio),
-                 fmt::format("{:.3f}", med([&](const auto& m) { return m[kind].rate / m[kPair].rate; })),
-                 1e6 * med([&](const auto& m) { return m[kind].cpu_per_grad; }),
-                 med([&](const auto& m) { return m[kind].cpu_per_grad / m[kSingle].cpu_per_grad; }),
-                 eng ? fmt::format("{:.3f}", med([&](const auto& m) { return m[kind].worker_idle; }))
-                     : std::string("-"),
-                 eng ? fmt::format("{:.0f}", med([&](const auto& m) { return m[kind].us_per_update; }))
-                     : std::string("-"));
+      fmt::print(
+          "  {:<22} {:>11.0f} {:>9.3f} {:>11} {:>9} {:>11.1f} {:>10.3f} {:>9} {:>9}\n", label,
+          med([&](const auto& m) { return m[kind].rate; }), med(ratio), range(ratio),
+          fmt::format("{:.3f}", med([&](const auto& m) { return m[kind].rate / m[kPair].rate; })),
+          1e6 * med([&](const auto& m) { return m[kind].cpu_per_grad; }),
+          med([&](const auto& m) { return m[kind].cpu_per_grad / m[kSingle].cpu_per_grad; }),
+          eng ? fmt::format("{:.3f}", med([&](const auto& m) { return m[kind].worker_idle; }))
+              : std::string("-"),
+          eng ? fmt::format("{:.0f}", med([&](const auto& m) { return m[kind].us_per_update; }))
+              : std::string("-"));
     }
     const double ra = med([](const auto& m) { return m[kAsync].rate / (2.0 * m[kSingle].rate); });
-    const double pa = med([](const auto& m) { return m[kProtoAsync].rate / (2.0 * m[kSingle].rate); });
-    const double ps = med([](const auto& m) { return m[kProtoSync].rate / (2.0 * m[kSingle].rate); });
+    const double pa =
+        med([](const auto& m) { return m[kProtoAsync].rate / (2.0 * m[kSingle].rate); });
+    const double ps =
+        med([](const auto& m) { return m[kProtoSync].rate / (2.0 * m[kSingle].rate); });
     const double rs = med([](const auto& m) { return m[kSync].rate / (2.0 * m[kSingle].rate); });
-    fmt::print("  targets (of ideal = 2 x one loop): async {:.3f} >= 0.9 {}, sync {:.3f} >= 0.8 {}\n",
-               ra, ra >= 0.9 ? "met" : "MISSED", rs, rs >= 0.8 ? "met" : "MISSED");
+    fmt::print(
+        "  targets (of ideal = 2 x one loop): async {:.3f} >= 0.9 {}, sync {:.3f} >= 0.8 {}\n", ra,
+        ra >= 0.9 ? "met" : "MISSED", rs, rs >= 0.8 ? "met" : "MISSED");
     // With 2 whole cores and no latency, the rate could at best be 2 / (CPU per gradient):
     // the ceiling that the CPU cost alone puts on the ratio, whatever else runs on the machine.
     // The repetitions in which the machine gave this process both cores (two plain loops ran
@@ -468,16 +492,19 @@ int main(int argc, char** argv) {
     if (qa.empty()) {
       fmt::print("  no repetition had both cores free (2 loops >= 0.9 of ideal)\n");
     } else {
-      fmt::print("  repetitions with both cores free (2 loops >= 0.9 of ideal): {} of {}; there: "
-                 "async {:.3f}, sync {:.3f}, proposed fix: async {:.3f}, sync {:.3f}\n",
-                 qa.size(), reps.size(), median(qa), median(qs), median(qpa), median(qps));
+      fmt::print(
+          "  repetitions with both cores free (2 loops >= 0.9 of ideal): {} of {}; there: "
+          "async {:.3f}, sync {:.3f}, proposed fix: async {:.3f}, sync {:.3f}\n",
+          qa.size(), reps.size(), median(qa), median(qs), median(qpa), median(qps));
     }
     auto ceiling = [&](int kind) {
-      return 1.0 / med([&](const auto& m) { return m[kind].cpu_per_grad / m[kSingle].cpu_per_grad; });
+      return 1.0 /
+             med([&](const auto& m) { return m[kind].cpu_per_grad / m[kSingle].cpu_per_grad; });
     };
-    fmt::print("  CPU-bound ceiling on 2 idle cores (1 / CPU per loop): async {:.3f}, sync {:.3f}; "
-               "proposed fix: async {:.3f}, sync {:.3f} (measured {:.3f}, {:.3f})\n\n",
-               ceiling(kAsync), ceiling(kSync), ceiling(kProtoAsync), ceiling(kProtoSync), pa, ps);
+    fmt::print(
+        "  CPU-bound ceiling on 2 idle cores (1 / CPU per loop): async {:.3f}, sync {:.3f}; "
+        "proposed fix: async {:.3f}, sync {:.3f} (measured {:.3f}, {:.3f})\n\n",
+        ceiling(kAsync), ceiling(kSync), ceiling(kProtoAsync), ceiling(kProtoSync), pa, ps);
   }
   return 0;
 }

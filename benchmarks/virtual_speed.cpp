@@ -17,8 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -180,7 +180,8 @@ int main(int argc, char** argv) {
   const std::string delay = "exp:mean=50ms";
   ModelSpec softmax;
   auto model = make_model(softmax, data->train.shape, data->num_classes);
-  const std::vector<RuleSpec> rules = {{"sync", 0}, {"async", 0}, {"k-sync", 4}, {"k-batch-async", 4}};
+  const std::vector<RuleSpec> rules = {
+      {"sync", 0}, {"async", 0}, {"k-sync", 4}, {"k-batch-async", 4}};
 
   auto options = [&](const RuleSpec& rule, bool full_eval) {
     TrainerOptions o;
@@ -204,11 +205,12 @@ int main(int argc, char** argv) {
   };
 
   const auto [grad_wall, grad_cpu] = gradient_seconds(**model, *data, args.batch);
-  fmt::print("virtual_speed: P = {}, {}, softmax on mnist, batch {}, {:.0f} virtual s per run, "
-             "median of {} runs; one softmax gradient takes {:.1f} us wall, {:.1f} us CPU on one "
-             "thread; load average {}\n\n",
-             p, delay, args.batch, args.virtual_seconds, args.reps, 1e6 * grad_wall,
-             1e6 * grad_cpu, load_average());
+  fmt::print(
+      "virtual_speed: P = {}, {}, softmax on mnist, batch {}, {:.0f} virtual s per run, "
+      "median of {} runs; one softmax gradient takes {:.1f} us wall, {:.1f} us CPU on one "
+      "thread; load average {}\n\n",
+      p, delay, args.batch, args.virtual_seconds, args.reps, 1e6 * grad_wall, 1e6 * grad_cpu,
+      load_average());
   fmt::print("{:<14} {:>3} {:>9} {:>11}  {:>12} {:>12} {:>14}  {:>12} {:>12}\n", "rule", "K",
              "updates", "gradients", "virt s/wall", "virt s/CPU", "grad bound", "with evals",
              "MC, no grads");
@@ -249,12 +251,17 @@ int main(int argc, char** argv) {
     const double mc_wall = std::chrono::duration<double>(Clock::now() - t0).count();
     const double mc_speed = mc->seconds * static_cast<double>(mc->iterations) / mc_wall;
     all_fast = all_fast && median(per_wall) >= 100.0;
-    fmt::print("{:<14} {:>3} {:>9} {:>11}  {:>11.0f}x {:>11.0f}x {:>13.0f}x  {:>11.0f}x {:>11.0f}x\n",
-               rule.name, rule.name == "sync" ? p : rule.name == "async" ? 1 : rule.k, updates,
-               grads, median(per_wall), median(per_cpu), bound, median(per_wall_eval), mc_speed);
+    fmt::print(
+        "{:<14} {:>3} {:>9} {:>11}  {:>11.0f}x {:>11.0f}x {:>13.0f}x  {:>11.0f}x {:>11.0f}x\n",
+        rule.name,
+        rule.name == "sync"    ? p
+        : rule.name == "async" ? 1
+                               : rule.k,
+        updates, grads, median(per_wall), median(per_cpu), bound, median(per_wall_eval), mc_speed);
   }
-  fmt::print("target >= 100x virtual seconds per real second (training only): {}; load average {}\n\n",
-             all_fast ? "met" : "MISSED", load_average());
+  fmt::print(
+      "target >= 100x virtual seconds per real second (training only): {}; load average {}\n\n",
+      all_fast ? "met" : "MISSED", load_average());
 
   // Determinism: the same options twice, for every rule, with the default evaluation.
   bool identical = true;
@@ -264,9 +271,10 @@ int main(int argc, char** argv) {
     auto a = train(o, *data);
     auto b = train(o, *data);
     const std::string diff = compare(*a, *b);
-    fmt::print("same seed twice, {} ({} updates, {} gradient rows, {} evaluations, {} params): {}\n",
-               rule.name, a->updates.size(), a->gradients.size(), a->evals.size(),
-               a->final_params.size(), diff.empty() ? "identical RunRecords" : "DIFFER at " + diff);
+    fmt::print(
+        "same seed twice, {} ({} updates, {} gradient rows, {} evaluations, {} params): {}\n",
+        rule.name, a->updates.size(), a->gradients.size(), a->evals.size(), a->final_params.size(),
+        diff.empty() ? "identical RunRecords" : "DIFFER at " + diff);
     identical = identical && diff.empty();
   }
   return identical ? 0 : 1;
