@@ -13,6 +13,10 @@ case "$sanitize" in
   *) echo "tools/build.sh: --sanitize takes address,undefined or thread, not '$sanitize'" >&2; exit 2 ;;
 esac
 
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTALESGD_SANITIZE="$sanitize" >/dev/null
+# Sanitizer builds are for the test suite: no benchmarks (they would only lengthen CI).
+benchmarks=ON
+[ -n "$sanitize" ] && benchmarks=OFF
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTALESGD_SANITIZE="$sanitize" \
+  -DSTALESGD_BUILD_BENCHMARKS="$benchmarks" >/dev/null
 cmake --build "$dir" >&2
 echo "$dir"
