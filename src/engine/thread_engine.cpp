@@ -17,12 +17,22 @@
 // cancellations are exact: an update cancels every assigned minibatch on an older version,
 // started or not.
 //
+// A minibatch's time: X is drawn at its assignment, and every minibatch one push frees starts
+// at that push's time, as in the theory, where the server takes no time. The worker sleeps
+// first and computes last (pad: it wakes about a gradient's time before X, computes on the
+// version pinned at the assignment and waits out the rest, so the minibatch ends at max(C, X);
+// add: it sleeps X, then computes): a minibatch cut while its worker sleeps costs no gradient,
+// which is what lets the cancelling rules run with hundreds of workers. Timed waits aim early
+// by the timer's measured lateness.
+//
 // Lock order: server_mu_, then a WorkerSlot's mutex, then the ParameterStore's; never the
 // reverse, and never two slots at once.
 #include <sys/prctl.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -40,6 +50,23 @@ namespace stalesgd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+// An exponentially weighted mean (1/16 on the newest sample), so that a worker's estimates of
+// its gradient time and of its timer's lateness follow the machine's load as it drifts.
+class RunningMean {
+ public:
+  void add(double x) { value_ = empty_ ? x : value_ + (x - value_) / 16.0; empty_ = false; }
+  bool empty() const { return empty_; }
+  double value() const { return value_; }
+
+ private:
+  double value_ = 0.0;
+  bool empty_ = true;
+};
 
 // What the server and one worker share. alignas(64): slots sit in one array and are written
 // by different threads; a cache line each keeps them from false sharing.
@@ -73,21 +100,30 @@ class ThreadEngine {
         delays_(delays),
         store_(ctx.initial),
         core_(ctx, rule, store_, run_),
-        slots_(static_cast<std::size_t>(o_.workers)),
-        cancelled_(static_cast<std::size_t>(o_.workers), 0) {}
+        cancelled_(static_cast<std::size_t>(o_.workers), 0),
+        slots_(static_cast<std::size_t>(o_.workers)) {}
 
   Result<RunRecord> run();
 
  private:
+  enum class Woken { kOnTime, kCancelled, kStopped };
+
   void worker_main(int w);
   void worker_loop(int w);
+  // Worker w waits in its slot until `until`, its minibatch is cut or the run stops. The wait
+  // is aimed `late` (the timer's usual lateness) before `until`; when it ends on its own, how
+  // late it really woke is added to `late`.
+  Woken sleep_until(WorkerSlot& slot, Clock::time_point until, RunningMean& late);
   // Worker w delivers its gradient: the server's step, under server_mu_. False when an update
   // cut the minibatch first (the server has counted it and assigned the next one) or the run
   // is over.
   bool deliver(int w, float loss);
-  Status handle(int w, std::uint64_t computed_on, float loss, double now_s);  // REQUIRES(server_mu_)
-  // Pins the current version for worker w's next minibatch and wakes it. REQUIRES(server_mu_)
-  void assign(int w);
+  // `pushed_at`: when the gradient arrived; every minibatch this push frees starts then, as in
+  // the theory, where the server takes no time. REQUIRES(server_mu_)
+  Status handle(int w, std::uint64_t computed_on, float loss, Clock::time_point pushed_at);
+  // Pins the current version for worker w's next minibatch, starting at `at`, and wakes it.
+  // REQUIRES(server_mu_)
+  void assign(int w, Clock::time_point at);
   // Asks the supervisor to end the run. REQUIRES(server_mu_)
   void request_stop(std::string reason);
   void stop_workers();
@@ -107,6 +143,7 @@ class ThreadEngine {
   ParameterStore store_;
   ServerCore core_;
   std::vector<int> waiting_;              // workers blocked until the next update
+  Clock::time_point last_push_;           // the latest push handled
   std::vector<std::uint64_t> cancelled_;  // per worker, minibatches the rule cut
   std::string stop_reason_;               // non-empty: the run is over, ignore further pushes
   std::condition_variable supervisor_cv_;  // wakes the supervisor when stop_reason_ is set
@@ -137,6 +174,19 @@ void ThreadEngine::worker_main(int w) {
   }
 }
 
+ThreadEngine::Woken ThreadEngine::sleep_until(WorkerSlot& slot, Clock::time_point until,
+                                              RunningMean& late) {
+  const auto cut = [&] { return slot.stop || slot.cancel.load(std::memory_order_relaxed); };
+  std::unique_lock lock(slot.mu);
+  const auto aim = until - seconds(late.value());
+  if (Clock::now() < aim && !slot.cv.wait_until(lock, aim, cut)) {
+    // Clamped: a wake-up delayed by a busy machine says little about the next one.
+    late.add(std::min(std::chrono::duration<double>(Clock::now() - aim).count(), 300e-6));
+  }
+  if (slot.stop) return Woken::kStopped;
+  return slot.cancel.load(std::memory_order_relaxed) ? Woken::kCancelled : Woken::kOnTime;
+}
+
 void ThreadEngine::worker_loop(int w) {
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
   const Model& model = *ctx_.model;
@@ -146,7 +196,10 @@ void ThreadEngine::worker_loop(int w) {
   DelaySampler delays(delays_, w, o_.seed);
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
+  RunningMean compute_s;  // this worker's gradient time
+  RunningMean late_s;     // how late its timed waits wake up
   Batch batch = sampler.next();
+  bool spent = false;  // `batch` went into a gradient
   {
     std::unique_lock lock(start_mu_);
     start_cv_.wait(lock, [&] { return started_; });
@@ -167,34 +220,42 @@ void ThreadEngine::worker_loop(int w) {
       t0 = slot.assigned_at;
     }
     ++stats.started;
-    const auto loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
-    // Gather the next minibatch now, off the path between an update and the next start (in a
-    // sync round this overlaps the wait for the others); the gradient no longer needs `batch`.
-    batch = sampler.next();
-    const double delay = delays.next(since_start(t0));
-    bool cancelled = !loss.has_value();
-    if (!cancelled) {
-      // pad: the minibatch takes max(compute, X) from its assignment; add: compute + X.
-      const auto deadline =
-          (o_.delay_mode == DelayMode::kPad ? t0 : Clock::now()) +
-          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
-      std::unique_lock lock(slot.mu);
-      if (Clock::now() < deadline) {
-        slot.cv.wait_until(lock, deadline, [&] {
-          return slot.stop || slot.cancel.load(std::memory_order_relaxed);
-        });
-      }
-      if (slot.stop) return;
-      cancelled = slot.cancel.load(std::memory_order_relaxed);
+    // X is drawn when the minibatch is assigned, as on the virtual clock, so that both engines
+    // consume each worker's delay stream alike, cancelled minibatches included.
+    const auto x = seconds(delays.next(since_start(t0)));
+    // Sleep first, compute last: a minibatch the rule cuts while its worker sleeps then costs
+    // no gradient (k-sync used to recompute all P gradients per update to keep K of them).
+    // pad: the minibatch ends at max(C, X) after its assignment, so the worker wakes a
+    // gradient's time (with margin) before X, computes, and waits out the rest; a worker with
+    // no estimate yet computes at once. add: C + X, sleep then compute.
+    const bool pad = o_.delay_mode == DelayMode::kPad;
+    auto wake = t0 + x;
+    if (pad) wake -= compute_s.empty() ? x : seconds(1.5 * compute_s.value() + 100e-6);
+    Woken woken = sleep_until(slot, wake, late_s);
+    if (woken == Woken::kStopped) return;
+    std::optional<float> loss;
+    if (woken == Woken::kOnTime) {
+      const auto c0 = Clock::now();
+      loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
+      spent = true;
+      if (loss) compute_s.add(std::chrono::duration<double>(Clock::now() - c0).count());
+      if (!loss) woken = Woken::kCancelled;
     }
+    if (woken == Woken::kOnTime && pad) woken = sleep_until(slot, t0 + x, late_s);
+    if (woken == Woken::kStopped) return;
     stats.busy_s += std::chrono::duration<double>(Clock::now() - t0).count();
-    if (cancelled) continue;  // the server counted it and has assigned the next minibatch
-    if (deliver(w, *loss)) ++stats.pushed;
+    if (woken == Woken::kOnTime && deliver(w, *loss)) ++stats.pushed;
+    // The next minibatch is gathered after the delivery: in a sync round this overlaps the
+    // wait for the others instead of delaying the round's last gradient.
+    if (spent) batch = sampler.next();
+    spent = false;
   }
 }
 
 bool ThreadEngine::deliver(int w, float loss) {
+  auto pushed_at = Clock::now();  // before the lock: waiting for it is the server's time
   std::lock_guard lock(server_mu_);
+  pushed_at = last_push_ = std::max(pushed_at, last_push_);  // records stay in time order
   if (!stop_reason_.empty()) return false;  // the run is over
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
   {
@@ -204,13 +265,12 @@ bool ThreadEngine::deliver(int w, float loss) {
     if (slot.cancel.load(std::memory_order_relaxed)) return false;
     slot.computing = false;
   }
-  const double now_s = since_start(Clock::now());
-  if (auto s = handle(w, slot.pin.version(), loss, now_s); !s) {
+  if (auto s = handle(w, slot.pin.version(), loss, pushed_at); !s) {
     run_.divergence = s.error().message;
     request_stop("diverged");
     return true;
   }
-  if (auto reason = ctx_.budget_reached(store_.version(), now_s); !reason.empty()) {
+  if (auto reason = ctx_.budget_reached(store_.version(), since_start(pushed_at)); !reason.empty()) {
     request_stop(reason);
   }
   return true;
@@ -221,12 +281,12 @@ void ThreadEngine::request_stop(std::string reason) {
   supervisor_cv_.notify_all();
 }
 
-void ThreadEngine::assign(int w) {
+void ThreadEngine::assign(int w, Clock::time_point at) {
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
   {
     std::lock_guard lock(slot.mu);
     slot.assigned = store_.acquire();
-    slot.assigned_at = Clock::now();
+    slot.assigned_at = at;
     slot.has_assignment = true;
     slot.computing = true;
     slot.computing_on = slot.assigned.version();
@@ -234,22 +294,22 @@ void ThreadEngine::assign(int w) {
   slot.cv.notify_one();
 }
 
-Status ThreadEngine::handle(int w, std::uint64_t computed_on, float loss, double now_s) {
+Status ThreadEngine::handle(int w, std::uint64_t computed_on, float loss, Clock::time_point pushed_at) {
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
-  auto outcome = core_.on_gradient(now_s, w, computed_on, loss, slot.grad, slot.pin.params());
+  auto outcome = core_.on_gradient(since_start(pushed_at), w, computed_on, loss, slot.grad, slot.pin.params());
   if (!outcome) return outcome.error();
   const Decision& d = outcome->decision;
   if (!d.accept) {
     // Computed on a version an update has since cut off: lost like a cancelled minibatch.
     ++cancelled_[static_cast<std::size_t>(w)];
-    assign(w);
+    assign(w, pushed_at);
     return {};
   }
   if (!d.apply) {
     if (d.next == AfterPush::kWait) {
       waiting_.push_back(w);
     } else {
-      assign(w);
+      assign(w, pushed_at);
     }
     return {};
   }
@@ -265,13 +325,13 @@ Status ThreadEngine::handle(int w, std::uint64_t computed_on, float loss, double
       }
       if (cut) {
         ++cancelled_[static_cast<std::size_t>(other)];
-        assign(other);  // restarts on the new version
+        assign(other, pushed_at);  // restarts on the new version
       }
     }
   }
-  for (int waiter : waiting_) assign(waiter);
+  for (int waiter : waiting_) assign(waiter, pushed_at);
   waiting_.clear();
-  assign(w);
+  assign(w, pushed_at);
   return {};
 }
 
@@ -306,7 +366,7 @@ Result<RunRecord> ThreadEngine::run() {
   start_cv_.notify_all();
   {
     std::lock_guard lock(server_mu_);
-    for (int w = 0; w < o_.workers; ++w) assign(w);
+    for (int w = 0; w < o_.workers; ++w) assign(w, start_);
   }
 
   // The supervisor: snapshots every eval_every, the time budget, target error, Ctrl-C.
