@@ -4,7 +4,7 @@
 # 256 vs the closed forms), fidelity (P = 8, all rules, real vs virtual clock vs theory) and
 # virtual_speed (virtual seconds per real second, determinism). Each one's output goes to
 # OUT/<name>.txt and to the terminal, framed by the machine's load average, which says how much
-# of the 2 cores the run really had. Docs: docs/performance-server.md, docs/theory.md.
+# of the 2 cores the run really had. Docs: docs/performance.md, docs/theory.md.
 #
 # usage: benchmarks/engine_benchmarks.sh [--build DIR] [--out DIR] [--data-dir DIR]
 #                                        [--only "server_overhead scale fidelity virtual_speed"]

@@ -320,14 +320,14 @@ int main(int argc, char** argv) {
     }
     const Steady s = steady_state(run->updates, c.warm);
     const Steady v = steady_state(virt->updates, c.warm);
-    std::uint64_t started = 0;
-    for (const auto& w : run->workers) started += w.started;
+    std::uint64_t computed = 0;
+    for (const auto& w : run->workers) computed += w.computed;
     const double err = s.mean / c.theory.seconds - 1.0;
     const bool ok = std::abs(err) <= 0.05;
     met += ok;
     with_ci += s.ci95 / s.mean <= 0.05;
     if (!ok) misses.push_back(fmt::format("P={} {} K={}", c.p, c.spec.name, k_of(c.spec, c.p)));
-    // compute: the CPU the gradients alone need per wall second (minibatches started x one
+    // compute: the CPU the gradients alone need per wall second (gradients computed x one
     // gradient's single-thread time); CPU/wall above it is the engine's own cost.
     fmt::print(
         "{:>4} {:<14} {:>4} {:>7} {:>10.6f} {:>10.6f} {:>6.2f}% {:>+7.2f}% {:>5} {:>+7.2f}% "
@@ -335,7 +335,7 @@ int main(int argc, char** argv) {
         c.p, c.spec.name, k_of(c.spec, c.p), s.iterations, c.theory.seconds, s.mean,
         100 * s.ci95 / s.mean, 100 * err, ok ? "ok" : "MISS",
         100 * (v.mean / c.theory.seconds - 1.0), 100 * (s.mean / v.mean - 1.0), cpu / wall,
-        static_cast<double>(started) * grad_s / wall,
+        static_cast<double>(computed) * grad_s / wall,
         c.theory.method == "closed form" ? "closed" : "MC");
     std::fflush(stdout);
   }

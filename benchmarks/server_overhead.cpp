@@ -3,7 +3,7 @@
 // 2 x the rate of one thread running a worker's loop (MinibatchSampler::next +
 // Model::loss_and_gradient + w -= lr * g) measured in the same run. Also the rate of two such
 // loops running side by side without a server: what 2 threads on this machine can really do.
-// And a miniature of the fix proposed in docs/performance-server.md (no server thread: the
+// And a miniature of the fix once proposed in docs/performance.md (no server thread: the
 // pushing worker applies the update itself under a lock, fused into one pass; a worker waiting
 // for a sync round gathers its next minibatch meanwhile), to show what the fix would gain.
 // The six measurements are interleaved (rotating order) for several repetitions; the table
@@ -214,7 +214,7 @@ Measure engine(const Dataset& data, const ModelSpec& model, const std::string& r
   return m;
 }
 
-// The fix proposed in docs/performance-server.md, in miniature, to measure what it would gain:
+// The fix once proposed in docs/performance.md, in miniature, to measure what it would gain:
 // no server thread; a worker that finishes a gradient takes the server lock and applies the
 // update itself, fused into one pass (out = w - (sum + lr g) / K, the sum holding the round's
 // earlier gradients), into a free buffer of a small versioned pool (readers never see a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where the parameter server's extra CPU goes (docs/performance-server.md): `perf record` of
+# Where the parameter server's extra CPU goes (docs/performance.md): `perf record` of
 # server_overhead --only single|async|sync|proto-async|proto-sync (the last two: the miniature of
 # the proposed fix) for each model, and per gradient the CPU microseconds spent in each part: the
 # model's gradient, the minibatch gather (memmove), the server's arithmetic (UpdateAccumulator

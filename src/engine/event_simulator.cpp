@@ -49,6 +49,7 @@ Status EventSimulator::run(Callbacks& callbacks) {
     auto& st = stats_[static_cast<std::size_t>(e.worker)];
     s.computing = false;
     st.busy_s += now_ - s.started_at;
+    ++st.computed;  // the virtual engine computes a gradient exactly when it arrives
     ++st.pushed;
     auto decision = callbacks.on_arrival(now_, e.worker, s.version);
     if (!decision) return decision.error();

@@ -60,6 +60,7 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
     const Batch batch = sampler.next();
     ++stats.started;
     const float loss = *model.loss_and_gradient(w, batch, grad, *ws);
+    ++stats.computed;
     const double lr = ctx.lr->rate({j, 0, 0.0});
     if (!std::isfinite(loss)) {
       run.stop_reason = "diverged";

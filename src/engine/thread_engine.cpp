@@ -238,8 +238,12 @@ void ThreadEngine::worker_loop(int w) {
       const auto c0 = Clock::now();
       loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
       spent = true;
-      if (loss) compute_s.add(std::chrono::duration<double>(Clock::now() - c0).count());
-      if (!loss) woken = Woken::kCancelled;
+      if (loss) {
+        compute_s.add(std::chrono::duration<double>(Clock::now() - c0).count());
+        ++stats.computed;
+      } else {
+        woken = Woken::kCancelled;
+      }
     }
     if (woken == Woken::kOnTime && pad) woken = sleep_until(slot, t0 + x, late_s);
     if (woken == Woken::kStopped) return;

@@ -28,6 +28,7 @@ GradientTotals gradient_totals(const RunRecord& run) {
   GradientTotals t;
   for (const auto& w : run.workers) {
     t.started += w.started;
+    t.computed += w.computed;
     t.pushed += w.pushed;
     t.applied += w.applied;
     t.cancelled += w.cancelled;

@@ -48,7 +48,7 @@ nlohmann::json run_summary(const TrainerOptions& options, const RunRecord& run,
   const auto st = staleness_stats(run);
   j["staleness"] = {{"mean", st.mean}, {"p95", st.p95}, {"max", st.max}};
   const auto g = gradient_totals(run);
-  j["gradients"] = {{"started", g.started}, {"pushed", g.pushed}, {"applied", g.applied}, {"cancelled", g.cancelled}};
+  j["gradients"] = {{"started", g.started}, {"computed", g.computed}, {"pushed", g.pushed}, {"applied", g.applied}, {"cancelled", g.cancelled}};
   if (!run.evals.empty()) {
     j["final_test_error"] = run.evals.back().test_error;
     j["final_test_loss"] = run.evals.back().test_loss;
@@ -117,9 +117,9 @@ Status write_run_outputs(const fs::path& dir, const TrainerOptions& options, con
   });
   if (!s) return s;
   s = write_file(dir / "workers.csv", [&](std::FILE* f) {
-    fmt::print(f, "worker,started,pushed,applied,cancelled,busy_s,idle_s\n");
+    fmt::print(f, "worker,started,computed,pushed,applied,cancelled,busy_s,idle_s\n");
     for (const auto& w : run.workers) {
-      fmt::print(f, "{},{},{},{},{},{:.6f},{:.6f}\n", w.worker, w.started, w.pushed, w.applied,
+      fmt::print(f, "{},{},{},{},{},{},{:.6f},{:.6f}\n", w.worker, w.started, w.computed, w.pushed, w.applied,
                  w.cancelled, w.busy_s, w.idle_s);
     }
   });

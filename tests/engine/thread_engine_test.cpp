@@ -125,3 +125,27 @@ TEST_CASE("threads: --time stops the run and workers account for their time", "[
     CHECK(w.busy_s + w.idle_s <= run.wall_s + 0.05);
   }
 }
+
+TEST_CASE("threads: a minibatch cut while its worker sleeps costs no gradient", "[engine][threads]") {
+  // Workers sleep out their delay first and compute last, so k-sync's P - K cancellations per
+  // round mostly land on sleeping workers, which then compute nothing.
+  auto o = quick_options("k-sync", 16, 2, "exp:mean=10ms");
+  o.iterations = 60;
+  const auto run = run_ok(o);
+  for (const auto& w : run.workers) {
+    CHECK(w.computed >= w.pushed);
+    CHECK(w.computed <= w.started);
+  }
+  CHECK(total(run, &WorkerRecord::pushed) >= 120);
+  CHECK(2 * total(run, &WorkerRecord::computed) < total(run, &WorkerRecord::started));
+}
+
+TEST_CASE("threads: pad mode never ends a minibatch before its delay", "[engine][threads]") {
+  // Sync with a constant 20 ms: every round lasts at least 20 ms, even though the workers
+  // wake before X to compute (timed waits aim early by at most 0.3 ms).
+  auto o = quick_options("sync", 2, 2, "const:20ms");
+  o.iterations = 10;
+  const auto run = run_ok(o);
+  REQUIRE(run.updates.size() == 10);
+  CHECK(run.updates.back().wall_s >= 10 * (0.020 - 0.0003));
+}

@@ -38,6 +38,8 @@ struct EvalRecord {
 struct WorkerRecord {
   int worker = 0;
   std::uint64_t started = 0;    // minibatches begun
+  std::uint64_t computed = 0;   // gradients computed to the end (a minibatch cut before or
+                                // during its compute has none)
   std::uint64_t pushed = 0;     // gradients that reached the server
   std::uint64_t applied = 0;    // gradients that went into an update
   std::uint64_t cancelled = 0;  // interrupted, or discarded by the server as stale
@@ -70,6 +72,7 @@ StalenessStats staleness_stats(const RunRecord& run);
 // Minibatch counts summed over the workers.
 struct GradientTotals {
   std::uint64_t started = 0;
+  std::uint64_t computed = 0;
   std::uint64_t pushed = 0;
   std::uint64_t applied = 0;
   std::uint64_t cancelled = 0;
