@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # From a fresh Debian 12 machine: installs what is missing, builds, fetches MNIST, and runs the
-# quickstart race (sync vs async vs k-async vs k-batch-async with stragglers, ~90 s), then
+# quickstart race (sync vs async vs k-async vs k-batch-async with stragglers, at most 80 s), then
 # prints the results table and writes the plots into runs/quickstart/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
