@@ -29,13 +29,13 @@
 // reverse, and never two slots at once.
 #include <sys/prctl.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <optional>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "engine/evaluator.hpp"
@@ -59,7 +59,10 @@ Clock::duration seconds(double s) {
 // its gradient time and of its timer's lateness follow the machine's load as it drifts.
 class RunningMean {
  public:
-  void add(double x) { value_ = empty_ ? x : value_ + (x - value_) / 16.0; empty_ = false; }
+  void add(double x) {
+    value_ = empty_ ? x : value_ + (x - value_) / 16.0;
+    empty_ = false;
+  }
   bool empty() const { return empty_; }
   double value() const { return value_; }
 
@@ -142,18 +145,18 @@ class ThreadEngine {
   RunRecord run_;
   ParameterStore store_;
   ServerCore core_;
-  std::vector<int> waiting_;              // workers blocked until the next update
-  Clock::time_point last_push_;           // the latest push handled
-  std::vector<std::uint64_t> cancelled_;  // per worker, minibatches the rule cut
-  std::string stop_reason_;               // non-empty: the run is over, ignore further pushes
+  std::vector<int> waiting_;               // workers blocked until the next update
+  Clock::time_point last_push_;            // the latest push handled
+  std::vector<std::uint64_t> cancelled_;   // per worker, minibatches the rule cut
+  std::string stop_reason_;                // non-empty: the run is over, ignore further pushes
   std::condition_variable supervisor_cv_;  // wakes the supervisor when stop_reason_ is set
 
   std::vector<WorkerSlot> slots_;
 
   std::mutex start_mu_;
   std::condition_variable start_cv_;
-  bool started_ = false;      // GUARDED_BY(start_mu_)
-  Clock::time_point start_;   // written before started_ is set; read by workers after
+  bool started_ = false;     // GUARDED_BY(start_mu_)
+  Clock::time_point start_;  // written before started_ is set; read by workers after
 
   std::mutex failure_mu_;
   std::exception_ptr failure_;  // GUARDED_BY(failure_mu_): a worker's exception, rethrown
@@ -192,7 +195,8 @@ void ThreadEngine::worker_loop(int w) {
   const Model& model = *ctx_.model;
   slot.grad.resize(model.num_params());
   auto ws = model.make_workspace(o_.batch);
-  MinibatchSampler sampler(ctx_.data.train, o_.batch, derive_seed(o_.seed, SeedStream::kSampler, w));
+  MinibatchSampler sampler(ctx_.data.train, o_.batch,
+                           derive_seed(o_.seed, SeedStream::kSampler, w));
   DelaySampler delays(delays_, w, o_.seed);
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
@@ -260,7 +264,7 @@ bool ThreadEngine::deliver(int w, float loss) {
   auto pushed_at = Clock::now();  // before the lock: waiting for it is the server's time
   std::lock_guard lock(server_mu_);
   pushed_at = last_push_ = std::max(pushed_at, last_push_);  // records stay in time order
-  if (!stop_reason_.empty()) return false;  // the run is over
+  if (!stop_reason_.empty()) return false;                   // the run is over
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
   {
     // The minibatch leaves "computing" only here, under the server lock: an update either cut
@@ -274,7 +278,8 @@ bool ThreadEngine::deliver(int w, float loss) {
     request_stop("diverged");
     return true;
   }
-  if (auto reason = ctx_.budget_reached(store_.version(), since_start(pushed_at)); !reason.empty()) {
+  if (auto reason = ctx_.budget_reached(store_.version(), since_start(pushed_at));
+      !reason.empty()) {
     request_stop(reason);
   }
   return true;
@@ -298,9 +303,11 @@ void ThreadEngine::assign(int w, Clock::time_point at) {
   slot.cv.notify_one();
 }
 
-Status ThreadEngine::handle(int w, std::uint64_t computed_on, float loss, Clock::time_point pushed_at) {
+Status ThreadEngine::handle(int w, std::uint64_t computed_on, float loss,
+                            Clock::time_point pushed_at) {
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
-  auto outcome = core_.on_gradient(since_start(pushed_at), w, computed_on, loss, slot.grad, slot.pin.params());
+  auto outcome =
+      core_.on_gradient(since_start(pushed_at), w, computed_on, loss, slot.grad, slot.pin.params());
   if (!outcome) return outcome.error();
   const Decision& d = outcome->decision;
   if (!d.accept) {
@@ -375,7 +382,8 @@ Result<RunRecord> ThreadEngine::run() {
 
   // The supervisor: snapshots every eval_every, the time budget, target error, Ctrl-C.
   const auto at = [&](double seconds) {
-    return start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    return start_ +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   };
   std::uint64_t evals_taken = 0;
   std::unique_lock lock(server_mu_);
@@ -400,7 +408,8 @@ Result<RunRecord> ThreadEngine::run() {
     }
     const auto latest = evaluator.latest();
     progress.update(elapsed, store_.version(),
-                    latest ? std::optional(latest->test_error) : std::nullopt, core_.mean_staleness());
+                    latest ? std::optional(latest->test_error) : std::nullopt,
+                    core_.mean_staleness());
     auto deadline = std::min(at(due), now + std::chrono::milliseconds(100));  // Ctrl-C poll
     if (o_.time_s > 0.0) deadline = std::min(deadline, at(o_.time_s));
     supervisor_cv_.wait_until(lock, deadline, [&] { return !stop_reason_.empty(); });
@@ -434,7 +443,8 @@ Result<RunRecord> ThreadEngine::run() {
 Result<RunRecord> train_threads(RunContext& ctx) {
   auto rule = make_rule(ctx.options.rule, ctx.options.workers);
   if (!rule) return rule.error();
-  auto delays = StragglerProfile::parse(ctx.options.delay, ctx.options.workers, ctx.options.delay_base_dir);
+  auto delays =
+      StragglerProfile::parse(ctx.options.delay, ctx.options.workers, ctx.options.delay_base_dir);
   if (!delays) return delays.error();
   ThreadEngine engine(ctx, **rule, *delays);
   return engine.run();

@@ -17,7 +17,8 @@ StalenessStats staleness_stats(const RunRecord& run) {
   }
   s.mean = sum / static_cast<double>(v.size());
   // Nearest-rank p95.
-  const std::size_t rank = static_cast<std::size_t>(std::ceil(0.95 * static_cast<double>(v.size())));
+  const std::size_t rank =
+      static_cast<std::size_t>(std::ceil(0.95 * static_cast<double>(v.size())));
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank - 1), v.end());
   s.p95 = static_cast<double>(v[rank - 1]);
   s.max = *std::max_element(v.begin(), v.end());

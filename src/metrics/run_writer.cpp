@@ -48,14 +48,19 @@ nlohmann::json run_summary(const TrainerOptions& options, const RunRecord& run,
   const auto st = staleness_stats(run);
   j["staleness"] = {{"mean", st.mean}, {"p95", st.p95}, {"max", st.max}};
   const auto g = gradient_totals(run);
-  j["gradients"] = {{"started", g.started}, {"computed", g.computed}, {"pushed", g.pushed}, {"applied", g.applied}, {"cancelled", g.cancelled}};
+  j["gradients"] = {{"started", g.started},
+                    {"computed", g.computed},
+                    {"pushed", g.pushed},
+                    {"applied", g.applied},
+                    {"cancelled", g.cancelled}};
   if (!run.evals.empty()) {
     j["final_test_error"] = run.evals.back().test_error;
     j["final_test_loss"] = run.evals.back().test_loss;
   } else {
     j["final_test_error"] = nullptr;
   }
-  j["time_to_target_s"] = run.time_to_target_s ? nlohmann::json(*run.time_to_target_s) : nlohmann::json(nullptr);
+  j["time_to_target_s"] =
+      run.time_to_target_s ? nlohmann::json(*run.time_to_target_s) : nlohmann::json(nullptr);
   j["param_buffers"] = run.param_buffers;
   j["theory"] = theory;
   return j;
@@ -119,8 +124,8 @@ Status write_run_outputs(const fs::path& dir, const TrainerOptions& options, con
   s = write_file(dir / "workers.csv", [&](std::FILE* f) {
     fmt::print(f, "worker,started,computed,pushed,applied,cancelled,busy_s,idle_s\n");
     for (const auto& w : run.workers) {
-      fmt::print(f, "{},{},{},{},{},{},{:.6f},{:.6f}\n", w.worker, w.started, w.computed, w.pushed, w.applied,
-                 w.cancelled, w.busy_s, w.idle_s);
+      fmt::print(f, "{},{},{},{},{},{},{:.6f},{:.6f}\n", w.worker, w.started, w.computed, w.pushed,
+                 w.applied, w.cancelled, w.busy_s, w.idle_s);
     }
   });
   if (!s) return s;

@@ -5,7 +5,8 @@
 using namespace stalesgd;
 using namespace stalesgd::test;
 
-TEST_CASE("threads: k-sync updates hold K fresh gradients of K distinct workers", "[engine][threads]") {
+TEST_CASE("threads: k-sync updates hold K fresh gradients of K distinct workers",
+          "[engine][threads]") {
   auto o = quick_options("k-sync", 6, 2, "exp:mean=2ms");
   o.iterations = 150;
   const auto run = run_ok(o);
@@ -21,7 +22,8 @@ TEST_CASE("threads: k-sync updates hold K fresh gradients of K distinct workers"
   CHECK(total(run, &WorkerRecord::applied) == 300);
 }
 
-TEST_CASE("threads: k-batch-sync takes K fresh gradients, a fast worker several", "[engine][threads]") {
+TEST_CASE("threads: k-batch-sync takes K fresh gradients, a fast worker several",
+          "[engine][threads]") {
   // Worker 0 is ten times faster than the rest: it delivers several minibatches per round.
   auto o = quick_options("k-batch-sync", 4, 4, "const:20ms;w0=const:2ms");
   o.iterations = 40;
@@ -35,7 +37,8 @@ TEST_CASE("threads: k-batch-sync takes K fresh gradients, a fast worker several"
   CHECK(repeated);
 }
 
-TEST_CASE("threads: k-async takes K distinct workers and stale gradients occur", "[engine][threads]") {
+TEST_CASE("threads: k-async takes K distinct workers and stale gradients occur",
+          "[engine][threads]") {
   auto o = quick_options("k-async", 8, 3, "exp:mean=2ms");
   o.iterations = 200;
   const auto run = run_ok(o);
@@ -49,7 +52,8 @@ TEST_CASE("threads: k-async takes K distinct workers and stale gradients occur",
   CHECK(total(run, &WorkerRecord::cancelled) == 0);
 }
 
-TEST_CASE("threads: k-batch-async takes any K gradients, repeated workers occur", "[engine][threads]") {
+TEST_CASE("threads: k-batch-async takes any K gradients, repeated workers occur",
+          "[engine][threads]") {
   auto o = quick_options("k-batch-async", 4, 4, "const:20ms;w0=const:2ms");
   o.iterations = 40;
   const auto run = run_ok(o);
@@ -85,7 +89,8 @@ TEST_CASE("threads: sync waits for all P workers", "[engine][threads]") {
   CHECK(total(run, &WorkerRecord::cancelled) == 0);
 }
 
-TEST_CASE("threads: P = 1 sync reproduces the sequential trainer bit for bit", "[engine][threads]") {
+TEST_CASE("threads: P = 1 sync reproduces the sequential trainer bit for bit",
+          "[engine][threads]") {
   auto o = quick_options("sync", 1, 0, "none");
   o.iterations = 300;
   o.lr = 0.1;
@@ -100,10 +105,14 @@ TEST_CASE("threads: P = 1 sync reproduces the sequential trainer bit for bit", "
   }
 }
 
-TEST_CASE("threads: every rule with 64 workers and 1 ms delays finishes", "[engine][threads][stress]") {
-  for (const auto& [rule, k] : std::vector<std::pair<std::string, int>>{
-           {"sync", 0}, {"k-sync", 16}, {"k-batch-sync", 16}, {"async", 0}, {"k-async", 16},
-           {"k-batch-async", 16}}) {
+TEST_CASE("threads: every rule with 64 workers and 1 ms delays finishes",
+          "[engine][threads][stress]") {
+  for (const auto& [rule, k] : std::vector<std::pair<std::string, int>>{{"sync", 0},
+                                                                        {"k-sync", 16},
+                                                                        {"k-batch-sync", 16},
+                                                                        {"async", 0},
+                                                                        {"k-async", 16},
+                                                                        {"k-batch-async", 16}}) {
     auto o = quick_options(rule, 64, k, "exp:mean=1ms");
     o.iterations = 60;
     INFO(rule);
@@ -126,7 +135,8 @@ TEST_CASE("threads: --time stops the run and workers account for their time", "[
   }
 }
 
-TEST_CASE("threads: a minibatch cut while its worker sleeps costs no gradient", "[engine][threads]") {
+TEST_CASE("threads: a minibatch cut while its worker sleeps costs no gradient",
+          "[engine][threads]") {
   // Workers sleep out their delay first and compute last, so k-sync's P - K cancellations per
   // round mostly land on sleeping workers, which then compute nothing.
   auto o = quick_options("k-sync", 16, 2, "exp:mean=10ms");

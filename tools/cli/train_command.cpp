@@ -18,13 +18,15 @@ void print_summary(const TrainerOptions& o, const RunRecord& run, const nlohmann
   const auto g = gradient_totals(run);
   const std::uint64_t iterations = run.updates.empty() ? 0 : run.updates.back().iteration;
   const int k = o.rule.k != 0 ? o.rule.k : (o.rule.name == "async" ? 1 : o.workers);
-  fmt::print("{:<18}{} on {}, {}\n", "model", run.model, o.dataset, o.sequential ? "sequential SGD" : "parameter server");
+  fmt::print("{:<18}{} on {}, {}\n", "model", run.model, o.dataset,
+             o.sequential ? "sequential SGD" : "parameter server");
   if (!o.sequential) {
-    fmt::print("{:<18}{}  P={}  K={}  delay {} ({}), {} clock\n", "rule", o.rule.name, o.workers,
-               k, o.delay, to_string(o.delay_mode), to_string(o.clock));
+    fmt::print("{:<18}{}  P={}  K={}  delay {} ({}), {} clock\n", "rule", o.rule.name, o.workers, k,
+               o.delay, to_string(o.delay_mode), to_string(o.clock));
   }
   fmt::print("{:<18}{} ({})\n", "iterations", iterations, run.stop_reason);
-  fmt::print("{:<18}{:.3f}\n", o.clock == ClockKind::kVirtual ? "virtual seconds" : "wall seconds", run.wall_s);
+  fmt::print("{:<18}{:.3f}\n", o.clock == ClockKind::kVirtual ? "virtual seconds" : "wall seconds",
+             run.wall_s);
   std::string predicted;
   if (theory.is_object() && theory.contains("seconds_per_iteration") &&
       theory["seconds_per_iteration"].is_number()) {
@@ -34,8 +36,8 @@ void print_summary(const TrainerOptions& o, const RunRecord& run, const nlohmann
   }
   fmt::print("{:<18}{:.6f}{}\n", "s / iteration", seconds_per_iteration(run), predicted);
   fmt::print("{:<18}mean {:.3f}  p95 {:.0f}  max {}\n", "staleness", st.mean, st.p95, st.max);
-  fmt::print("{:<18}started {}  pushed {}  applied {}  cancelled {}\n", "gradients", g.started,
-             g.pushed, g.applied, g.cancelled);
+  fmt::print("{:<18}started {}  computed {}  pushed {}  applied {}  cancelled {}\n", "gradients",
+             g.started, g.computed, g.pushed, g.applied, g.cancelled);
   if (!run.evals.empty()) {
     const auto& e = run.evals.back();
     fmt::print("{:<18}{:.4f}  (test loss {:.4f}, train loss {:.4f})\n", "final test error",
@@ -57,7 +59,8 @@ int run_train(const TrainerOptions& options) {
   if (!data) return fail(data.error().message);
   auto run = train(options, *data, interrupt.flag());
   if (!run) return fail(run.error().message);
-  if (run->stop_reason == "diverged") return fail(run->divergence);  // no output passed off as a result
+  if (run->stop_reason == "diverged")
+    return fail(run->divergence);  // no output passed off as a result
 
   const nlohmann::json theory = predict_for_run(options);
   print_summary(options, *run, theory);

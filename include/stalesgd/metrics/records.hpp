@@ -21,7 +21,7 @@ struct UpdateRecord {
 };
 
 struct GradientRecord {
-  std::uint64_t iteration = 0;    // the update it went into
+  std::uint64_t iteration = 0;  // the update it went into
   int worker = 0;
   std::uint64_t computed_on = 0;  // version it was computed on
   std::uint64_t staleness = 0;    // (iteration - 1) - computed_on
@@ -52,14 +52,14 @@ struct RunRecord {
   std::vector<GradientRecord> gradients;
   std::vector<EvalRecord> evals;
   std::vector<WorkerRecord> workers;
-  double wall_s = 0.0;                     // length of the training phase
-  std::string stop_reason;                 // "iterations", "time", "target-error", "interrupted", "diverged"
-  std::string divergence;                  // with "diverged": the iteration, the loss and the likely fix
+  double wall_s = 0.0;      // length of the training phase
+  std::string stop_reason;  // "iterations", "time", "target-error", "interrupted", "diverged"
+  std::string divergence;   // with "diverged": the iteration, the loss and the likely fix
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)
   std::size_t num_params = 0;
-  std::string model;                       // Model::describe()
-  std::vector<float> final_params;         // the parameters when training stopped
+  std::string model;                // Model::describe()
+  std::vector<float> final_params;  // the parameters when training stopped
 };
 
 // Summary statistics derived from a RunRecord.
