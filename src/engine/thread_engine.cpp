@@ -203,7 +203,6 @@ void ThreadEngine::worker_loop(int w) {
   RunningMean compute_s;  // this worker's gradient time
   RunningMean late_s;     // how late its timed waits wake up
   Batch batch = sampler.next();
-  bool spent = false;  // `batch` went into a gradient
   {
     std::unique_lock lock(start_mu_);
     start_cv_.wait(lock, [&] { return started_; });
@@ -238,10 +237,10 @@ void ThreadEngine::worker_loop(int w) {
     Woken woken = sleep_until(slot, wake, late_s);
     if (woken == Woken::kStopped) return;
     std::optional<float> loss;
-    if (woken == Woken::kOnTime) {
+    const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
+    if (spent) {
       const auto c0 = Clock::now();
       loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
-      spent = true;
       if (loss) {
         compute_s.add(std::chrono::duration<double>(Clock::now() - c0).count());
         ++stats.computed;
@@ -256,7 +255,6 @@ void ThreadEngine::worker_loop(int w) {
     // The next minibatch is gathered after the delivery: in a sync round this overlaps the
     // wait for the others instead of delaying the round's last gradient.
     if (spent) batch = sampler.next();
-    spent = false;
   }
 }
 
