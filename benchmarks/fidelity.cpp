@@ -25,7 +25,6 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <random>
@@ -34,75 +33,38 @@
 
 #include <fmt/format.h>
 
+#include "bench_common.hpp"
 #include "stalesgd/data/catalog.hpp"
-#include "stalesgd/data/sampler.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/model/model.hpp"
 #include "stalesgd/straggler/profile.hpp"
-#include "stalesgd/theory/runtime.hpp"
 
 namespace {
 
 using namespace stalesgd;
-using Clock = std::chrono::steady_clock;
+using namespace stalesgd::bench;
 
-struct Args {
+constexpr const char* kProgram = "fidelity";
+constexpr Usage usage{kProgram,
+                      "fidelity [--data-dir DIR] [--workers P] [--delay SPEC]... [--ci H] "
+                      "[--min-seconds S] [--max-seconds S] [--batch B] [--seed S] [--plan]"};
+
+struct Args : CellArgs {
+  Args() : CellArgs{.ci = 0.015, .min_seconds = 3.0, .max_seconds = 120.0} {}
   std::string data_dir = "data";
   int workers = 8;
   std::vector<std::string> delays;
-  double ci = 0.015;
-  double min_seconds = 3.0;
-  double max_seconds = 120.0;
-  int batch = 32;
-  std::uint64_t seed = 1;
-  bool plan = false;
 };
-
-[[noreturn]] void usage(const std::string& what) {
-  fmt::print(stderr,
-             "fidelity: {}\nusage: fidelity [--data-dir DIR] [--workers P] [--delay SPEC]... "
-             "[--ci H] [--min-seconds S] [--max-seconds S] [--batch B] [--seed S] [--plan]\n",
-             what);
-  std::exit(2);
-}
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "-h" || flag == "--help") usage("help");
-    if (flag == "--plan") {
-      a.plan = true;
-      continue;
-    }
-    if (i + 1 >= argc) usage("missing value for " + flag);
-    const std::string v = argv[++i];
-    if (flag == "--data-dir") {
-      a.data_dir = v;
-    } else if (flag == "--workers") {
-      a.workers = std::stoi(v);
-    } else if (flag == "--delay") {
-      a.delays.push_back(v);
-    } else if (flag == "--ci") {
-      a.ci = std::stod(v);
-    } else if (flag == "--min-seconds") {
-      a.min_seconds = std::stod(v);
-    } else if (flag == "--max-seconds") {
-      a.max_seconds = std::stod(v);
-    } else if (flag == "--batch") {
-      a.batch = std::stoi(v);
-    } else if (flag == "--seed") {
-      a.seed = std::stoull(v);
-    } else {
-      usage("unknown flag " + flag);
-    }
-  }
+  auto flags = cell_flags(a);
+  flags.push_back({"--data-dir", &a.data_dir});
+  flags.push_back({"--workers", &a.workers});
+  flags.push_back({"--delay", [&](const std::string& v) { a.delays.push_back(v); }});
+  parse_flags(argc, argv, usage, flags);
   if (a.delays.empty()) a.delays = {"exp:mean=20ms", "shifted-exp:shift=10ms,mean=10ms"};
   return a;
-}
-
-int k_of(const RuleSpec& s, int p) {
-  return s.name == "sync" ? p : s.name == "async" ? 1 : s.k;
 }
 
 // All six rules at K = 1, 2, 4, ..., P, once per distinct schedule: sync stands for k-sync and
@@ -112,16 +74,7 @@ std::vector<RuleSpec> cells_for(int p) {
   std::vector<int> ks;
   for (int k = 1; k < p; k *= 2) ks.push_back(k);
   ks.push_back(p);
-  std::vector<RuleSpec> cells = {{"sync", 0}, {"async", 0}};
-  for (const char* rule : {"k-sync", "k-batch-sync", "k-async", "k-batch-async"}) {
-    const std::string r = rule;
-    for (int k : ks) {
-      if (k == p && (r == "k-sync" || r == "k-async")) continue;
-      if (k == 1 && (r == "k-async" || r == "k-batch-async" || r == "k-batch-sync")) continue;
-      cells.push_back({r, k});
-    }
-  }
-  return cells;
+  return distinct_cells(p, ks);
 }
 
 std::string alias(const RuleSpec& s, int p) {
@@ -131,68 +84,9 @@ std::string alias(const RuleSpec& s, int p) {
   return "";
 }
 
-struct Theory {
-  double seconds = 0.0;
-  double ci95 = 0.0;   // Monte Carlo only
-  std::string method;  // "closed" or "MC"
-  std::string note;    // e.g. the k-async bound
-  double cv = 0.0;     // pilot: effective per-iteration coefficient of variation
-};
-
-Theory theory_for(const RuleSpec& spec, int p, const StragglerProfile& profile,
-                  std::uint64_t seed) {
-  Theory t;
-  auto pilot = monte_carlo_runtime(spec, p, profile, 16000, seed + 1000);
-  if (!pilot) {
-    fmt::print(stderr, "fidelity: {}\n", pilot.error().message);
-    std::exit(1);
-  }
-  t.cv = pilot->ci95 / 2.0395 * std::sqrt(static_cast<double>(pilot->iterations)) / pilot->seconds;
-  const Distribution* x = profile.iid();
-  auto closed = x ? closed_form_runtime(spec.name, p, k_of(spec, p), *x) : std::nullopt;
-  if (closed && !closed->upper_bound) {
-    t.seconds = closed->seconds;
-    t.method = "closed";
-  } else {
-    auto mc = monte_carlo_runtime(spec, p, profile, 400000, seed);
-    t.seconds = mc->seconds;
-    t.ci95 = mc->ci95;
-    t.method = "MC";
-    if (closed) t.note = fmt::format("bound {:.6f}", closed->seconds);
-  }
-  return t;
-}
-
-struct Steady {
-  double mean = 0.0;  // seconds per iteration after the warm-up
-  double ci95 = 0.0;  // half-width, 32 batch means
-  std::size_t iterations = 0;
-};
-
-// Seconds per iteration from update `warm` on, with a 32-batch-means interval (the estimator
-// of monte_carlo_runtime applied to measured update times). Index-based, so a real and a
-// virtual run of the same cell average over the same iterations.
-Steady steady_state(const std::vector<UpdateRecord>& u, std::size_t warm) {
-  constexpr std::size_t kBatches = 32;
-  Steady s;
-  if (u.size() < warm + 2) return s;
-  const std::size_t n = u.size() - 1 - warm;
-  s.iterations = n;
-  s.mean = (u.back().wall_s - u[warm].wall_s) / static_cast<double>(n);
-  const std::size_t per = n / kBatches;
-  if (per == 0) return s;
-  std::vector<double> means;
-  for (std::size_t b = 0; b < kBatches; ++b) {
-    means.push_back((u[warm + (b + 1) * per].wall_s - u[warm + b * per].wall_s) /
-                    static_cast<double>(per));
-  }
-  double m = 0.0, var = 0.0;
-  for (double v : means) m += v;
-  m /= kBatches;
-  for (double v : means) var += (v - m) * (v - m);
-  var /= kBatches - 1;
-  s.ci95 = 2.0395 * std::sqrt(var / kBatches);  // Student t, 31 degrees of freedom
-  return s;
+// How the theory was obtained, as the tables show it.
+const char* method(const Theory& t) {
+  return t.closed ? "closed" : "MC";
 }
 
 double quantile(std::vector<double> v, double q) {
@@ -220,73 +114,30 @@ std::vector<double> wake_overshoot_us(int samples) {
   return late;
 }
 
-double gradient_seconds(const Model& model, const Dataset& data, int batch) {
-  std::vector<float> w(model.num_params()), g(model.num_params());
-  model.init_params(w, 3);
-  auto ws = model.make_workspace(batch);
-  MinibatchSampler sampler(data.train, batch, 11);
-  std::vector<double> times;
-  for (int rep = 0; rep < 7; ++rep) {
-    const auto t0 = Clock::now();
-    for (int i = 0; i < 200; ++i) (void)model.loss_and_gradient(w, sampler.next(), g, *ws);
-    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / 200);
-  }
-  return quantile(times, 0.5);
-}
-
-std::string load_average() {
-  double l[3] = {0, 0, 0};
-  if (getloadavg(l, 3) < 0) return "?";
-  return fmt::format("{:.2f} {:.2f} {:.2f}", l[0], l[1], l[2]);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
-  auto data = load_dataset("mnist", args.data_dir);
-  if (!data) {
-    fmt::print(stderr, "fidelity: {}\n", data.error().message);
-    return 1;
-  }
+  const Dataset data = value_or_exit(kProgram, load_dataset("mnist", args.data_dir));
   ModelSpec softmax;
-  auto model = make_model(softmax, data->train.shape, data->num_classes);
-  const double grad_s = gradient_seconds(**model, *data, args.batch);
+  auto model = make_model(softmax, data.train.shape, data.num_classes);
+  const double grad_s = gradient_seconds(**model, data, args.batch).wall_s;
   const auto late = wake_overshoot_us(400);
   double late_mean = 0.0;
   for (double v : late) late_mean += v;
   late_mean /= static_cast<double>(late.size());
 
   const int p = args.workers;
-  struct Cell {
+  struct Cell : PlannedCell {
     std::string delay;
-    RuleSpec spec;
-    Theory theory;
-    std::uint64_t n = 0, warm = 0;
     Steady real, virt;
   };
   std::vector<Cell> cells;
   double planned_s = 0.0;
   for (const auto& delay : args.delays) {
-    auto profile = StragglerProfile::parse(delay, p);
-    if (!profile) {
-      fmt::print(stderr, "fidelity: {}\n", profile.error().message);
-      return 1;
-    }
-    const double mean_x = profile->iid() ? profile->iid()->mean() : 0.02;
-    for (const auto& spec : cells_for(p)) {
-      Cell c;
-      c.delay = delay;
-      c.spec = spec;
-      c.theory = theory_for(spec, p, *profile, args.seed);
-      const double e = c.theory.seconds;
-      double n = std::pow(2.0395 * c.theory.cv / args.ci, 2.0);
-      n = std::clamp(std::max(n, args.min_seconds / e), 320.0,
-                     std::max(320.0, args.max_seconds / e));
-      c.n = static_cast<std::uint64_t>(std::ceil(n));
-      c.warm = static_cast<std::uint64_t>(std::ceil(5.0 * mean_x / e)) + 1;
-      planned_s += static_cast<double>(c.n + c.warm) * e;
-      cells.push_back(c);
+    for (const auto& planned : plan_cells(kProgram, delay, p, cells_for(p), args, 400000)) {
+      cells.push_back({planned, delay, {}, {}});
+      planned_s += planned.planned_seconds();
     }
   }
   fmt::print(
@@ -301,8 +152,8 @@ int main(int argc, char** argv) {
   if (args.plan) {
     for (const auto& c : cells) {
       fmt::print("{:<34} {:<14} K={:<3} theory {:.6f} ({}) cv {:.3f} iters {} est {:.1f} s\n",
-                 c.delay, c.spec.name, k_of(c.spec, p), c.theory.seconds, c.theory.method,
-                 c.theory.cv, c.n, static_cast<double>(c.n + c.warm) * c.theory.seconds);
+                 c.delay, c.spec.name, k_of(c.spec, p), c.theory.seconds, method(c.theory),
+                 c.theory.cv, c.n, c.planned_seconds());
     }
     return 0;
   }
@@ -319,26 +170,15 @@ int main(int argc, char** argv) {
           "rule", "K", "iters", "theory s", "method", "measured", "±95%", "virtual", "meas/th",
           "virt/th", "meas/vir", "+us/it", "3%", "note");
     }
-    TrainerOptions o;
-    o.dataset = data->name;
-    o.model = softmax;
-    o.rule = c.spec;
-    o.workers = p;
-    o.batch = args.batch;
-    o.lr = 0.01;
-    o.delay = c.delay;
+    TrainerOptions o = run_options(data, softmax, c.spec, p, args.batch, c.delay);
     o.seed = args.seed;
     o.iterations = c.n + c.warm;
-    o.eval_every_s = 1e6;  // one tiny snapshot at t = 0: evaluation is not what is measured
-    o.eval_test_samples = 100;
-    o.eval_train_samples = 100;
-    o.progress = false;
-    auto real = train(o, *data);
+    tiny_eval(o);
+    auto real = train(o, data);
     o.clock = ClockKind::kVirtual;
-    auto virt = train(o, *data);
+    auto virt = train(o, data);
     if (!real || !virt) {
-      fmt::print(stderr, "fidelity: {}\n", (!real ? real : virt).error().message);
-      return 1;
+      fail(kProgram, (!real ? real : virt).error().message);
     }
     c.real = steady_state(real->updates, c.warm);
     c.virt = steady_state(virt->updates, c.warm);
@@ -346,15 +186,17 @@ int main(int argc, char** argv) {
     const bool ok = std::abs(e_meas) <= 0.03;
     met += ok;
     std::string note = alias(c.spec, p);
-    if (!c.theory.note.empty()) note += (note.empty() ? "" : "; ") + c.theory.note;
-    if (c.theory.method == "MC") {
+    if (c.theory.bound) {
+      note += (note.empty() ? "" : "; ") + fmt::format("bound {:.6f}", *c.theory.bound);
+    }
+    if (!c.theory.closed) {
       note += (note.empty() ? "" : "; ") +
               fmt::format("MC ±{:.2f}%", 100 * c.theory.ci95 / c.theory.seconds);
     }
     fmt::print(
         "{:<14} {:>3} {:>6} {:>10.6f} {:>6} {:>10.6f} {:>6.2f}% {:>10.6f} {:>+7.2f}% "
         "{:>+7.2f}% {:>+7.2f}% {:>8.0f} {:>4}  {}\n",
-        c.spec.name, k_of(c.spec, p), c.real.iterations, c.theory.seconds, c.theory.method,
+        c.spec.name, k_of(c.spec, p), c.real.iterations, c.theory.seconds, method(c.theory),
         c.real.mean, 100 * c.real.ci95 / c.real.mean, c.virt.mean, 100 * e_meas,
         100 * (c.virt.mean / c.theory.seconds - 1.0), 100 * (c.real.mean / c.virt.mean - 1.0),
         1e6 * (c.real.mean - c.virt.mean), ok ? "ok" : "MISS", note);

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,10 +16,20 @@
 #include <fmt/format.h>
 #include <Eigen/Core>
 
+#include "bench_common.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/model/model.hpp"
 
 namespace {
+
+using stalesgd::bench::parse_flags;
+using stalesgd::bench::Usage;
+
+// No -h/--help: kernel_bench never took them (--help is a flag missing its value).
+constexpr Usage usage{"kernel_bench",
+                      "kernel_bench --model M --batch B [--hidden H] [--reps R] [--data-dir DIR] "
+                      "[--dense-input]",
+                      false};
 
 struct Args {
   std::string model = "softmax";
@@ -31,37 +40,15 @@ struct Args {
   bool dense_input = false;
 };
 
-[[noreturn]] void usage(const std::string& what) {
-  fmt::print(stderr,
-             "kernel_bench: {}\nusage: kernel_bench --model M --batch B [--hidden H] [--reps R] "
-             "[--data-dir DIR] [--dense-input]\n",
-             what);
-  std::exit(2);
-}
-
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--dense-input") {
-      a.dense_input = true;
-      continue;
-    }
-    if (i + 1 >= argc) usage("missing value for " + flag);
-    const std::string v = argv[++i];
-    if (flag == "--model")
-      a.model = v;
-    else if (flag == "--hidden")
-      a.hidden = v;
-    else if (flag == "--data-dir")
-      a.data_dir = v;
-    else if (flag == "--batch")
-      a.batch = std::stoi(v);
-    else if (flag == "--reps")
-      a.reps = std::stoi(v);
-    else
-      usage("unknown flag " + flag);
-  }
+  parse_flags(argc, argv, usage,
+              {{"--dense-input", &a.dense_input},
+               {"--model", &a.model},
+               {"--hidden", &a.hidden},
+               {"--data-dir", &a.data_dir},
+               {"--batch", &a.batch},
+               {"--reps", &a.reps}});
   return a;
 }
 

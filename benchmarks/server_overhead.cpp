@@ -13,25 +13,23 @@
 //                   [--seconds 1.5] [--warmup 0.2]
 //                   [--only single|pair|async|sync|proto-async|proto-sync]
 // --only runs one kind of measurement (for `perf record` / `perf stat`) and prints its rate.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
-#include <ctime>
 #include <mutex>
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 #include <Eigen/Core>
 
+#include "bench_common.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/engine/trainer.hpp"
@@ -41,7 +39,12 @@
 namespace {
 
 using namespace stalesgd;
-using Clock = std::chrono::steady_clock;
+using namespace stalesgd::bench;
+
+constexpr const char* kProgram = "server_overhead";
+constexpr Usage usage{kProgram,
+                      "server_overhead [--data-dir DIR] [--models softmax,mlp] [--batch B] "
+                      "[--reps R] [--seconds S] [--warmup S] [--only KIND]"};
 
 struct Args {
   std::string data_dir = "data";
@@ -53,63 +56,17 @@ struct Args {
   std::string only;      // single | pair | async | sync: run just that, for perf/profiling
 };
 
-[[noreturn]] void usage(const std::string& what) {
-  fmt::print(stderr,
-             "server_overhead: {}\nusage: server_overhead [--data-dir DIR] [--models softmax,mlp] "
-             "[--batch B] [--reps R] [--seconds S] [--warmup S] [--only KIND]\n",
-             what);
-  std::exit(2);
-}
-
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "-h" || flag == "--help") usage("help");
-    if (i + 1 >= argc) usage("missing value for " + flag);
-    const std::string v = argv[++i];
-    if (flag == "--data-dir") {
-      a.data_dir = v;
-    } else if (flag == "--models") {
-      a.models.clear();
-      for (std::size_t s = 0, e; s <= v.size(); s = e + 1) {
-        e = std::min(v.find(',', s), v.size());
-        a.models.push_back(v.substr(s, e - s));
-      }
-    } else if (flag == "--batch") {
-      a.batch = std::stoi(v);
-    } else if (flag == "--reps") {
-      a.reps = std::stoi(v);
-    } else if (flag == "--seconds") {
-      a.seconds = std::stod(v);
-    } else if (flag == "--warmup") {
-      a.warmup = std::stod(v);
-    } else if (flag == "--only") {
-      a.only = v;
-    } else {
-      usage("unknown flag " + flag);
-    }
-  }
+  parse_flags(argc, argv, usage,
+              {{"--data-dir", &a.data_dir},
+               {"--models", [&](const std::string& v) { a.models = split_commas(v); }},
+               {"--batch", &a.batch},
+               {"--reps", &a.reps},
+               {"--seconds", &a.seconds},
+               {"--warmup", &a.warmup},
+               {"--only", &a.only}});
   return a;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // One measurement: a rate and the CPU time it cost.
@@ -172,32 +129,17 @@ Measure worker_pair(const Model& model, const Dataset& data, int batch, double s
 
 Measure engine(const Dataset& data, const ModelSpec& model, const std::string& rule,
                const Args& a) {
-  TrainerOptions o;
-  o.dataset = data.name;
-  o.model = model;
-  o.rule = {rule, 0};
-  o.workers = 2;
-  o.batch = a.batch;
-  o.lr = 0.01;
-  o.delay = "none";
+  TrainerOptions o = run_options(data, model, {rule, 0}, 2, a.batch, "none");
   o.time_s = a.seconds + a.warmup;
-  o.eval_every_s = 1e6;  // one snapshot at t = 0 only, and a tiny one: evaluation is not measured
-  o.eval_test_samples = 100;
-  o.eval_train_samples = 100;
-  o.progress = false;
-  const double cpu0 = cpu_seconds();
-  auto run = train(o, data);
-  const double cpu = cpu_seconds() - cpu0;
-  if (!run) {
-    fmt::print(stderr, "server_overhead: {}\n", run.error().message);
-    std::exit(1);
-  }
-  const auto& u = run->updates;
+  tiny_eval(o);
+  auto timed = timed_train(o, data);
+  const double cpu = timed.cpu_s;
+  const RunRecord run = value_or_exit(kProgram, std::move(timed.run));
+  const auto& u = run.updates;
   std::size_t first = 0;
   while (first < u.size() && u[first].wall_s < a.warmup) ++first;
   if (u.size() < first + 2) {
-    fmt::print(stderr, "server_overhead: too few updates ({}) for rule {}\n", u.size(), rule);
-    std::exit(1);
+    fail(kProgram, fmt::format("too few updates ({}) for rule {}", u.size(), rule));
   }
   double grads = 0.0;
   for (std::size_t i = first + 1; i < u.size(); ++i) grads += u[i].n_grads;
@@ -206,11 +148,11 @@ Measure engine(const Dataset& data, const ModelSpec& model, const std::string& r
   m.rate = grads / span;
   m.us_per_update = 1e6 * span / static_cast<double>(u.size() - 1 - first);
   // Whole-run CPU (setup and warm-up included, both small) per gradient applied in the run.
-  m.cpu_per_grad = cpu / static_cast<double>(run->gradients.size());
-  m.gradients = static_cast<double>(run->gradients.size());
+  m.cpu_per_grad = cpu / static_cast<double>(run.gradients.size());
+  m.gradients = static_cast<double>(run.gradients.size());
   double idle = 0.0;
-  for (const auto& w : run->workers) idle += w.idle_s / std::max(1e-9, w.idle_s + w.busy_s);
-  m.worker_idle = idle / static_cast<double>(run->workers.size());
+  for (const auto& w : run.workers) idle += w.idle_s / std::max(1e-9, w.idle_s + w.busy_s);
+  m.worker_idle = idle / static_cast<double>(run.workers.size());
   return m;
 }
 
@@ -358,11 +300,7 @@ Measure combining(const Model& model, const Dataset& data, int batch, double sec
 
 int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
-  auto data = load_dataset("mnist", args.data_dir);
-  if (!data) {
-    fmt::print(stderr, "server_overhead: {}\n", data.error().message);
-    return 1;
-  }
+  const Dataset data = value_or_exit(kProgram, load_dataset("mnist", args.data_dir));
   fmt::print(
       "server_overhead: mnist, batch {}, 2 workers, --delay none, {} reps x {:.1f} s per "
       "measurement (after {:.1f} s warm-up for the engine), {} cores\n\n",
@@ -371,26 +309,23 @@ int main(int argc, char** argv) {
   for (const auto& name : args.models) {
     ModelSpec spec;
     spec.name = name;
-    auto model = make_model(spec, data->train.shape, data->num_classes);
-    if (!model) {
-      fmt::print(stderr, "server_overhead: {}\n", model.error().message);
-      return 1;
-    }
+    auto model = make_model(spec, data.train.shape, data.num_classes);
+    if (!model) fail(kProgram, model.error().message);
     enum Kind { kSingle, kPair, kAsync, kSync, kProtoAsync, kProtoSync, kKinds };
     const char* kind_names[kKinds] = {"single", "pair",        "async",
                                       "sync",   "proto-async", "proto-sync"};
     auto measure = [&](int kind) {
       switch (kind) {
         case kSingle:
-          return worker_loop(**model, *data, args.batch, args.seconds, 0, nullptr);
+          return worker_loop(**model, data, args.batch, args.seconds, 0, nullptr);
         case kPair:
-          return worker_pair(**model, *data, args.batch, args.seconds);
+          return worker_pair(**model, data, args.batch, args.seconds);
         case kProtoAsync:
-          return combining(**model, *data, args.batch, args.seconds, 1);
+          return combining(**model, data, args.batch, args.seconds, 1);
         case kProtoSync:
-          return combining(**model, *data, args.batch, args.seconds, 2);
+          return combining(**model, data, args.batch, args.seconds, 2);
         default:
-          return engine(*data, spec, kind == kAsync ? "async" : "sync", args);
+          return engine(data, spec, kind == kAsync ? "async" : "sync", args);
       }
     };
     if (!args.only.empty()) {

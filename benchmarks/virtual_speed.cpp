@@ -9,22 +9,18 @@
 // for bit.
 //
 //   virtual_speed [--data-dir data] [--virtual-seconds 300] [--reps 3] [--batch 32] [--seed 1]
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bench_common.hpp"
 #include "stalesgd/data/catalog.hpp"
-#include "stalesgd/data/sampler.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/model/model.hpp"
 #include "stalesgd/straggler/profile.hpp"
@@ -33,7 +29,12 @@
 namespace {
 
 using namespace stalesgd;
-using Clock = std::chrono::steady_clock;
+using namespace stalesgd::bench;
+
+constexpr const char* kProgram = "virtual_speed";
+constexpr Usage usage{kProgram,
+                      "virtual_speed [--data-dir DIR] [--virtual-seconds S] [--reps R] "
+                      "[--batch B] [--seed S]"};
 
 struct Args {
   std::string data_dir = "data";
@@ -43,49 +44,15 @@ struct Args {
   std::uint64_t seed = 1;
 };
 
-[[noreturn]] void usage(const std::string& what) {
-  fmt::print(stderr,
-             "virtual_speed: {}\nusage: virtual_speed [--data-dir DIR] [--virtual-seconds S] "
-             "[--reps R] [--batch B] [--seed S]\n",
-             what);
-  std::exit(2);
-}
-
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "-h" || flag == "--help") usage("help");
-    if (i + 1 >= argc) usage("missing value for " + flag);
-    const std::string v = argv[++i];
-    if (flag == "--data-dir") {
-      a.data_dir = v;
-    } else if (flag == "--virtual-seconds") {
-      a.virtual_seconds = std::stod(v);
-    } else if (flag == "--reps") {
-      a.reps = std::stoi(v);
-    } else if (flag == "--batch") {
-      a.batch = std::stoi(v);
-    } else if (flag == "--seed") {
-      a.seed = std::stoull(v);
-    } else {
-      usage("unknown flag " + flag);
-    }
-  }
+  parse_flags(argc, argv, usage,
+              {{"--data-dir", &a.data_dir},
+               {"--virtual-seconds", &a.virtual_seconds},
+               {"--reps", &a.reps},
+               {"--batch", &a.batch},
+               {"--seed", &a.seed}});
   return a;
-}
-
-double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Field-by-field equality, floats compared bit for bit (memcmp), so -0/+0 or NaN payloads
@@ -138,73 +105,28 @@ std::string compare(const RunRecord& a, const RunRecord& b) {
   return "";
 }
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// One softmax gradient (with its minibatch gather): {wall, CPU} seconds, medians of 7 x 200.
-std::pair<double, double> gradient_seconds(const Model& model, const Dataset& data, int batch) {
-  std::vector<float> w(model.num_params()), g(model.num_params());
-  model.init_params(w, 3);
-  auto ws = model.make_workspace(batch);
-  MinibatchSampler sampler(data.train, batch, 11);
-  std::vector<double> wall, cpu;
-  for (int rep = 0; rep < 7; ++rep) {
-    const auto t0 = Clock::now();
-    const double c0 = thread_cpu_seconds();
-    for (int i = 0; i < 200; ++i) (void)model.loss_and_gradient(w, sampler.next(), g, *ws);
-    cpu.push_back((thread_cpu_seconds() - c0) / 200);
-    wall.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / 200);
-  }
-  return {median(wall), median(cpu)};
-}
-
-std::string load_average() {
-  double l[3] = {0, 0, 0};
-  if (getloadavg(l, 3) < 0) return "?";
-  return fmt::format("{:.2f} {:.2f} {:.2f}", l[0], l[1], l[2]);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
-  auto data = load_dataset("mnist", args.data_dir);
-  if (!data) {
-    fmt::print(stderr, "virtual_speed: {}\n", data.error().message);
-    return 1;
-  }
+  const Dataset data = value_or_exit(kProgram, load_dataset("mnist", args.data_dir));
   const int p = 8;
   const std::string delay = "exp:mean=50ms";
   ModelSpec softmax;
-  auto model = make_model(softmax, data->train.shape, data->num_classes);
+  auto model = make_model(softmax, data.train.shape, data.num_classes);
   const std::vector<RuleSpec> rules = {
       {"sync", 0}, {"async", 0}, {"k-sync", 4}, {"k-batch-async", 4}};
 
   auto options = [&](const RuleSpec& rule, bool full_eval) {
-    TrainerOptions o;
-    o.dataset = data->name;
-    o.model = softmax;
-    o.rule = rule;
-    o.workers = p;
-    o.batch = args.batch;
-    o.lr = 0.01;
-    o.delay = delay;
+    TrainerOptions o = run_options(data, softmax, rule, p, args.batch, delay);
     o.seed = args.seed;
     o.clock = ClockKind::kVirtual;
     o.time_s = args.virtual_seconds;
-    o.progress = false;
-    if (!full_eval) {
-      o.eval_every_s = 1e6;  // one snapshot at t = 0 (and the final one), 100 samples each
-      o.eval_test_samples = 100;
-      o.eval_train_samples = 100;
-    }
+    if (!full_eval) tiny_eval(o);  // one snapshot at t = 0 (and the final one)
     return o;
   };
 
-  const auto [grad_wall, grad_cpu] = gradient_seconds(**model, *data, args.batch);
+  const auto [grad_wall, grad_cpu] = gradient_seconds(**model, data, args.batch);
   fmt::print(
       "virtual_speed: P = {}, {}, softmax on mnist, batch {}, {:.0f} virtual s per run, "
       "median of {} runs; one softmax gradient takes {:.1f} us wall, {:.1f} us CPU on one "
@@ -221,22 +143,17 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < args.reps; ++rep) {
       for (bool full_eval : {false, true}) {
         const auto o = options(rule, full_eval);
-        const double cpu0 = cpu_seconds();
-        const auto t0 = Clock::now();
-        auto run = train(o, *data);
-        const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-        const double cpu = cpu_seconds() - cpu0;
-        if (!run) {
-          fmt::print(stderr, "virtual_speed: {}\n", run.error().message);
-          return 1;
-        }
+        auto timed = timed_train(o, data);
+        const double wall = timed.wall_s;
+        const double cpu = timed.cpu_s;
+        const RunRecord run = value_or_exit(kProgram, std::move(timed.run));
         if (full_eval) {
-          per_wall_eval.push_back(run->wall_s / wall);
+          per_wall_eval.push_back(run.wall_s / wall);
         } else {
-          per_wall.push_back(run->wall_s / wall);
-          per_cpu.push_back(run->wall_s / cpu);
-          updates = run->updates.size();
-          grads = run->gradients.size();
+          per_wall.push_back(run.wall_s / wall);
+          per_cpu.push_back(run.wall_s / cpu);
+          updates = run.updates.size();
+          grads = run.gradients.size();
         }
       }
     }
@@ -248,16 +165,13 @@ int main(int argc, char** argv) {
     auto profile = StragglerProfile::parse(delay, p);
     const auto t0 = Clock::now();
     auto mc = monte_carlo_runtime(rule, p, *profile, 20 * updates, args.seed);
-    const double mc_wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double mc_wall = seconds_since(t0);
     const double mc_speed = mc->seconds * static_cast<double>(mc->iterations) / mc_wall;
     all_fast = all_fast && median(per_wall) >= 100.0;
     fmt::print(
         "{:<14} {:>3} {:>9} {:>11}  {:>11.0f}x {:>11.0f}x {:>13.0f}x  {:>11.0f}x {:>11.0f}x\n",
-        rule.name,
-        rule.name == "sync"    ? p
-        : rule.name == "async" ? 1
-                               : rule.k,
-        updates, grads, median(per_wall), median(per_cpu), bound, median(per_wall_eval), mc_speed);
+        rule.name, k_of(rule, p), updates, grads, median(per_wall), median(per_cpu), bound,
+        median(per_wall_eval), mc_speed);
   }
   fmt::print(
       "target >= 100x virtual seconds per real second (training only): {}; load average {}\n\n",
@@ -268,8 +182,8 @@ int main(int argc, char** argv) {
   for (const auto& rule : rules) {
     auto o = options(rule, true);
     o.time_s = std::min(args.virtual_seconds, 60.0);
-    auto a = train(o, *data);
-    auto b = train(o, *data);
+    auto a = train(o, data);
+    auto b = train(o, data);
     const std::string diff = compare(*a, *b);
     fmt::print(
         "same seed twice, {} ({} updates, {} gradient rows, {} evaluations, {} params): {}\n",
