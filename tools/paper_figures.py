@@ -45,6 +45,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
+# Shared with the per-race plots (same directory: python puts the script's folder on sys.path).
+from plot import plain_log_axis, to_float  # noqa: E402
+
 DPI = 90  # keeps the busiest figures (dense snapshots, seeds overlaid) under 300 KB
 SEED_SUFFIX = re.compile(r"\s*\(seed (\d+)\)$")
 METRIC_LABELS = {
@@ -61,14 +64,6 @@ class UsageError(Exception):
 
 
 # ---------------------------------------------------------------- reading
-
-
-def number(text):
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def read_rows(path):
@@ -88,7 +83,7 @@ class Run:
         label = row["label"]
         match = SEED_SUFFIX.search(label)
         self.group = SEED_SUFFIX.sub("", label)
-        self.seed = int(match.group(1)) if match else number(row.get("seed"))
+        self.seed = int(match.group(1)) if match else to_float(row.get("seed"))
         try:
             self.summary = json.loads((self.dir / "summary.json").read_text())
         except (OSError, ValueError):
@@ -97,7 +92,7 @@ class Run:
         self._cache = {}
 
     def value(self, column):
-        return number(self.row.get(column))
+        return to_float(self.row.get(column))
 
     @property
     def clock(self):
@@ -108,7 +103,7 @@ class Run:
         key = (filename, tuple(names))
         if key not in self._cache:
             rows = read_rows(self.dir / filename)
-            data = np.array([[number(r.get(n)) for n in names] for r in rows], dtype=float)
+            data = np.array([[to_float(r.get(n)) for n in names] for r in rows], dtype=float)
             self._cache[key] = data.reshape(-1, len(names)).T
         return self._cache[key]
 
@@ -168,16 +163,6 @@ def clock_word(runs):
     clocks = {r.clock for r in runs}
     return "virtual seconds" if clocks == {"virtual"} else (
         "wallclock seconds" if clocks == {"real"} else "seconds")
-
-
-def plain_log_axis(axis):
-    """Log ticks at 1, 2, 5 x 10^n (1, 1.5, 2, 3, 5, 7 for a short range) as plain numbers."""
-    lo, hi = axis.get_view_interval()
-    short = lo > 0 and hi / lo < 15
-    subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if short else (1.0, 2.0, 5.0)
-    axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
-    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    axis.set_minor_formatter(ticker.NullFormatter())
 
 
 def save(fig, out):
