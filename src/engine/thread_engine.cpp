@@ -17,13 +17,19 @@
 // cancellations are exact: an update cancels every assigned minibatch on an older version,
 // started or not.
 //
-// A minibatch's time: X is drawn at its assignment, and every minibatch one push frees starts
-// at that push's time, as in the theory, where the server takes no time. The worker sleeps
-// first and computes last (pad: it wakes about a gradient's time before X, computes on the
-// version pinned at the assignment and waits out the rest, so the minibatch ends at max(C, X);
-// add: it sleeps X, then computes): a minibatch cut while its worker sleeps costs no gradient,
-// which is what lets the cancelling rules run with hundreds of workers. Timed waits aim early
-// by the timer's measured lateness.
+// A minibatch's time: the server draws X at the assignment, and every minibatch one push frees
+// starts at that push's time, as in the theory, where the server takes no time. The worker
+// sleeps first and computes last (pad: it wakes about a gradient's time before X, computes on
+// the version pinned at the assignment and waits out the rest, so the minibatch ends at
+// max(C, X); add: it sleeps X, then computes): a minibatch cut while its worker sleeps costs no
+// gradient. Timed waits aim early by their measured lateness.
+//
+// Who owns a sleeping worker's wake-up depends on the rule. In the asynchronous rules nothing
+// is ever cancelled, and each worker sleeps on its own timer (one wake-up per minibatch). The
+// synchronous rules cancel up to P - K minibatches per update; there the server owns the
+// wake-ups (a WakeTimer thread releases each worker when its sleep is over), so that restarting
+// a sleeping worker's minibatch is a heap update and wakes nobody. That costs one extra hop per
+// minibatch and saves P - K wake-ups per update: what lets k-sync run with hundreds of workers.
 //
 // Lock order: server_mu_, then a WorkerSlot's mutex, then the ParameterStore's; never the
 // reverse, and never two slots at once.
@@ -42,6 +48,7 @@
 #include "engine/progress.hpp"
 #include "engine/run_context.hpp"
 #include "engine/server_core.hpp"
+#include "engine/wake_timer.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -76,10 +83,20 @@ class RunningMean {
 struct alignas(64) WorkerSlot {
   std::mutex mu;
   std::condition_variable cv;
-  // The minibatch the server assigned: a pinned version, and when it was assigned.
+  // The minibatch the server assigned: a pinned version, when it was assigned, its delay X.
   ParameterStore::Pin assigned;    // GUARDED_BY(mu)
   Clock::time_point assigned_at;   // GUARDED_BY(mu)
+  Clock::duration assigned_x{};    // GUARDED_BY(mu)
   bool has_assignment = false;     // GUARDED_BY(mu): assigned, not yet taken by the worker
+  // The worker may take the assignment: at once when it owns its wake-up, else when the
+  // WakeTimer fires `ticket` (each assignment gets a new one; older firings are ignored).
+  bool released = false;           // GUARDED_BY(mu)
+  std::uint64_t ticket = 0;        // GUARDED_BY(mu)
+  Clock::time_point release_aim;   // GUARDED_BY(mu): when the timer was asked to release it
+  bool release_timed = false;      // GUARDED_BY(mu): the release waited for the timer
+  RunningMean release_late;        // GUARDED_BY(mu): how late releases reach the worker
+  double lead_s = -1.0;            // GUARDED_BY(mu): pad: wake this long before X (-1: unknown)
+  Clock::time_point busy_since;    // GUARDED_BY(mu): first assignment since the last take
   bool computing = false;          // GUARDED_BY(mu): the assignment is not pushed yet
   std::uint64_t computing_on = 0;  // GUARDED_BY(mu): its version
   bool stop = false;               // GUARDED_BY(mu)
@@ -104,7 +121,11 @@ class ThreadEngine {
         store_(ctx.initial),
         core_(ctx, rule, store_, run_),
         cancelled_(static_cast<std::size_t>(o_.workers), 0),
-        slots_(static_cast<std::size_t>(o_.workers)) {}
+        assigned_(static_cast<std::size_t>(o_.workers), 0),
+        slots_(static_cast<std::size_t>(o_.workers)) {
+    delays_of_.reserve(slots_.size());
+    for (int w = 0; w < o_.workers; ++w) delays_of_.emplace_back(delays_, w, o_.seed);
+  }
 
   Result<RunRecord> run();
 
@@ -124,9 +145,19 @@ class ThreadEngine {
   // `pushed_at`: when the gradient arrived; every minibatch this push frees starts then, as in
   // the theory, where the server takes no time. REQUIRES(server_mu_)
   Status handle(int w, std::uint64_t computed_on, float loss, Clock::time_point pushed_at);
-  // Pins the current version for worker w's next minibatch, starting at `at`, and wakes it.
-  // REQUIRES(server_mu_)
+  // Pins the current version for worker w's next minibatch, starting at `at`, draws its delay
+  // and wakes the worker (or arms its release). REQUIRES(server_mu_)
   void assign(int w, Clock::time_point at);
+  // assign() with the slot's lock held; true when the worker must be notified.
+  // REQUIRES(server_mu_, slot.mu)
+  bool assign_locked(int w, WorkerSlot& slot, Clock::time_point at);
+  // Hands the wake-ups collected by assign_locked to the timer. REQUIRES(server_mu_)
+  void arm_releases();
+  // The WakeTimer's callback: lets worker w take its assignment if `ticket` is still current.
+  void release(int w, std::uint64_t ticket);
+  // Cuts every minibatch in flight on a version older than `version` and restarts it at `at`.
+  // REQUIRES(server_mu_)
+  void cancel_older_than(std::uint64_t version, Clock::time_point at);
   // Asks the supervisor to end the run. REQUIRES(server_mu_)
   void request_stop(std::string reason);
   void stop_workers();
@@ -148,6 +179,10 @@ class ThreadEngine {
   std::vector<int> waiting_;               // workers blocked until the next update
   Clock::time_point last_push_;            // the latest push handled
   std::vector<std::uint64_t> cancelled_;   // per worker, minibatches the rule cut
+  std::vector<std::uint64_t> assigned_;    // per worker, minibatches assigned (started)
+  std::vector<DelaySampler> delays_of_;    // per worker: X is drawn at the assignment
+  std::vector<WakeTimer::Entry> to_arm_;   // releases to hand to timer_
+  std::unique_ptr<WakeTimer> timer_;       // the synchronous rules' wake-ups; null: workers' own
   std::string stop_reason_;                // non-empty: the run is over, ignore further pushes
   std::condition_variable supervisor_cv_;  // wakes the supervisor when stop_reason_ is set
 
@@ -197,44 +232,53 @@ void ThreadEngine::worker_loop(int w) {
   auto ws = model.make_workspace(o_.batch);
   MinibatchSampler sampler(ctx_.data.train, o_.batch,
                            derive_seed(o_.seed, SeedStream::kSampler, w));
-  DelaySampler delays(delays_, w, o_.seed);
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
-  RunningMean compute_s;  // this worker's gradient time
-  RunningMean late_s;     // how late its timed waits wake up
+  RunningMean compute_s;    // this worker's gradient time
+  RunningMean compute_dev;  // its mean absolute deviation
+  // pad: how long before X the worker starts its gradient: the usual gradient time with room
+  // for a slow one. Not more: in k-sync every gradient started early and then cut is waste.
+  const auto lead_s = [&] { return compute_s.value() + 3.0 * compute_dev.value() + 30e-6; };
+  RunningMean late_s;     // how late its own timed waits wake up
   Batch batch = sampler.next();
   {
     std::unique_lock lock(start_mu_);
     start_cv_.wait(lock, [&] { return started_; });
   }
+  const bool pad = o_.delay_mode == DelayMode::kPad;
+  auto last_end = start_;
   for (;;) {
     Clock::time_point t0;
+    Clock::time_point busy_from;
+    Clock::duration x;
     {
       std::unique_lock lock(slot.mu);
-      if (!slot.has_assignment && !slot.stop) {
-        const auto idle_from = Clock::now();
-        slot.cv.wait(lock, [&] { return slot.stop || slot.has_assignment; });
-        stats.idle_s += std::chrono::duration<double>(Clock::now() - idle_from).count();
-      }
+      const auto ready = [&] { return slot.stop || (slot.has_assignment && slot.released); };
+      if (!ready()) slot.cv.wait(lock, ready);
       if (slot.stop) return;
       slot.has_assignment = false;
       slot.cancel.store(false, std::memory_order_relaxed);
       slot.pin = std::move(slot.assigned);
       t0 = slot.assigned_at;
+      x = slot.assigned_x;
+      busy_from = slot.busy_since;
+      if (slot.release_timed) {
+        // Clamped: a wake-up delayed by a busy machine says little about the next one.
+        slot.release_late.add(std::min(
+            std::chrono::duration<double>(Clock::now() - slot.release_aim).count(), 300e-6));
+      }
+      // A worker with no estimate of its gradient time yet computes at once.
+      if (!compute_s.empty()) slot.lead_s = lead_s();
     }
-    ++stats.started;
-    // X is drawn when the minibatch is assigned, as on the virtual clock, so that both engines
-    // consume each worker's delay stream alike, cancelled minibatches included.
-    const auto x = seconds(delays.next(since_start(t0)));
+    stats.idle_s += std::max(0.0, std::chrono::duration<double>(busy_from - last_end).count());
     // Sleep first, compute last: a minibatch the rule cuts while its worker sleeps then costs
-    // no gradient (k-sync used to recompute all P gradients per update to keep K of them).
-    // pad: the minibatch ends at max(C, X) after its assignment, so the worker wakes a
-    // gradient's time (with margin) before X, computes, and waits out the rest; a worker with
-    // no estimate yet computes at once. add: C + X, sleep then compute.
-    const bool pad = o_.delay_mode == DelayMode::kPad;
-    auto wake = t0 + x;
-    if (pad) wake -= compute_s.empty() ? x : seconds(1.5 * compute_s.value() + 100e-6);
-    Woken woken = sleep_until(slot, wake, late_s);
+    // no gradient. With the server's timer the release came at the wake-up time already.
+    Woken woken = Woken::kOnTime;
+    if (!timer_) {
+      auto wake = t0 + x;
+      if (pad) wake -= compute_s.empty() ? x : seconds(lead_s());
+      woken = sleep_until(slot, wake, late_s);
+    }
     if (woken == Woken::kStopped) return;
     std::optional<float> loss;
     const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
@@ -242,7 +286,9 @@ void ThreadEngine::worker_loop(int w) {
       const auto c0 = Clock::now();
       loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
       if (loss) {
-        compute_s.add(std::chrono::duration<double>(Clock::now() - c0).count());
+        const double c = std::chrono::duration<double>(Clock::now() - c0).count();
+        if (!compute_s.empty()) compute_dev.add(std::abs(c - compute_s.value()));
+        compute_s.add(c);
         ++stats.computed;
       } else {
         woken = Woken::kCancelled;
@@ -250,7 +296,8 @@ void ThreadEngine::worker_loop(int w) {
     }
     if (woken == Woken::kOnTime && pad) woken = sleep_until(slot, t0 + x, late_s);
     if (woken == Woken::kStopped) return;
-    stats.busy_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    last_end = Clock::now();
+    stats.busy_s += std::chrono::duration<double>(last_end - busy_from).count();
     if (woken == Woken::kOnTime && deliver(w, *loss)) ++stats.pushed;
     // The next minibatch is gathered after the delivery: in a sync round this overlaps the
     // wait for the others instead of delaying the round's last gradient.
@@ -290,13 +337,57 @@ void ThreadEngine::request_stop(std::string reason) {
 
 void ThreadEngine::assign(int w, Clock::time_point at) {
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+  bool notify = false;
   {
     std::lock_guard lock(slot.mu);
-    slot.assigned = store_.acquire();
-    slot.assigned_at = at;
-    slot.has_assignment = true;
-    slot.computing = true;
-    slot.computing_on = slot.assigned.version();
+    notify = assign_locked(w, slot, at);
+  }
+  if (notify) slot.cv.notify_one();
+}
+
+bool ThreadEngine::assign_locked(int w, WorkerSlot& slot, Clock::time_point at) {
+  const auto i = static_cast<std::size_t>(w);
+  // An assignment still pending was cut before the worker took it: the worker has been
+  // sleeping since that one's start, and goes on sleeping.
+  if (!slot.has_assignment) slot.busy_since = at;
+  slot.assigned = store_.acquire();
+  slot.assigned_at = at;
+  // X is drawn at the assignment, as on the virtual clock, so that both engines consume each
+  // worker's delay stream alike, cancelled minibatches included.
+  slot.assigned_x = seconds(delays_of_[i].next(since_start(at)));
+  slot.has_assignment = true;
+  slot.computing = true;
+  slot.computing_on = slot.assigned.version();
+  ++assigned_[i];
+  ++slot.ticket;
+  slot.release_timed = false;
+  if (timer_) {
+    // The worker computes last: it is released a gradient's time before X in pad mode (at
+    // once while it has no estimate), at X in add mode; early by the releases' lateness.
+    auto wake = at + slot.assigned_x;
+    if (o_.delay_mode == DelayMode::kPad) {
+      wake -= slot.lead_s < 0.0 ? slot.assigned_x : seconds(slot.lead_s);
+    }
+    slot.release_aim = wake - seconds(slot.release_late.value());
+    slot.release_timed = slot.release_aim > Clock::now();
+  }
+  slot.released = !slot.release_timed;
+  if (slot.release_timed) to_arm_.push_back({w, slot.release_aim, slot.ticket});
+  return slot.released;
+}
+
+void ThreadEngine::arm_releases() {
+  if (to_arm_.empty()) return;
+  timer_->arm(to_arm_);
+  to_arm_.clear();
+}
+
+void ThreadEngine::release(int w, std::uint64_t ticket) {
+  WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+  {
+    std::lock_guard lock(slot.mu);
+    if (slot.ticket != ticket || !slot.has_assignment || slot.released) return;
+    slot.released = true;
   }
   slot.cv.notify_one();
 }
@@ -312,36 +403,38 @@ Status ThreadEngine::handle(int w, std::uint64_t computed_on, float loss,
     // Computed on a version an update has since cut off: lost like a cancelled minibatch.
     ++cancelled_[static_cast<std::size_t>(w)];
     assign(w, pushed_at);
-    return {};
-  }
-  if (!d.apply) {
+  } else if (!d.apply) {
     if (d.next == AfterPush::kWait) {
       waiting_.push_back(w);
     } else {
       assign(w, pushed_at);
     }
-    return {};
+  } else {
+    if (d.cancel_in_flight) cancel_older_than(outcome->version, pushed_at);
+    for (int waiter : waiting_) assign(waiter, pushed_at);
+    waiting_.clear();
+    assign(w, pushed_at);
   }
-  const std::uint64_t version = outcome->version;
-  if (d.cancel_in_flight) {
-    for (int other = 0; other < o_.workers; ++other) {
-      WorkerSlot& s = slots_[static_cast<std::size_t>(other)];
-      bool cut = false;
-      {
-        std::lock_guard lock(s.mu);
-        cut = s.computing && s.computing_on < version;
-        if (cut) s.cancel.store(true, std::memory_order_relaxed);
-      }
-      if (cut) {
-        ++cancelled_[static_cast<std::size_t>(other)];
-        assign(other, pushed_at);  // restarts on the new version
-      }
-    }
-  }
-  for (int waiter : waiting_) assign(waiter, pushed_at);
-  waiting_.clear();
-  assign(w, pushed_at);
+  if (timer_) arm_releases();
   return {};
+}
+
+void ThreadEngine::cancel_older_than(std::uint64_t version, Clock::time_point at) {
+  for (int w = 0; w < o_.workers; ++w) {
+    WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+    bool notify = false;
+    {
+      std::lock_guard lock(slot.mu);
+      if (!slot.computing || slot.computing_on >= version) continue;
+      // A worker that took its minibatch is computing or waiting out X: interrupt it. One
+      // that has not is asleep: its next minibatch simply replaces the cut one.
+      const bool taken = !slot.has_assignment;
+      if (taken) slot.cancel.store(true, std::memory_order_relaxed);
+      notify = assign_locked(w, slot, at) || taken;  // restarts on the new version
+    }
+    ++cancelled_[static_cast<std::size_t>(w)];
+    if (notify) slot.cv.notify_one();
+  }
 }
 
 void ThreadEngine::stop_workers() {
@@ -363,6 +456,10 @@ Result<RunRecord> ThreadEngine::run() {
                       {true, o_.eval_test_samples, o_.eval_train_samples, o_.target_error});
   ProgressLine progress(o_.progress);
 
+  if (rule_.synchronous()) {
+    timer_ = std::make_unique<WakeTimer>(
+        o_.workers, [this](int w, std::uint64_t ticket) { release(w, ticket); });
+  }
   std::vector<std::thread> threads;
   threads.reserve(slots_.size());
   for (int w = 0; w < o_.workers; ++w) threads.emplace_back([this, w] { worker_main(w); });
@@ -376,6 +473,7 @@ Result<RunRecord> ThreadEngine::run() {
   {
     std::lock_guard lock(server_mu_);
     for (int w = 0; w < o_.workers; ++w) assign(w, start_);
+    if (timer_) arm_releases();
   }
 
   // The supervisor: snapshots every eval_every, the time budget, target error, Ctrl-C.
@@ -417,6 +515,7 @@ Result<RunRecord> ThreadEngine::run() {
   // stop_reason_ is set: deliveries are ignored from now on, so the record no longer changes.
   stop_workers();
   for (auto& t : threads) t.join();
+  if (timer_) timer_->stop();
   progress.clear();
   if (failure_) std::rethrow_exception(failure_);
 
@@ -427,6 +526,7 @@ Result<RunRecord> ThreadEngine::run() {
     WorkerRecord rec = slots_[static_cast<std::size_t>(w)].stats;
     rec.applied = core_.applied(w);
     rec.cancelled = cancelled_[static_cast<std::size_t>(w)];
+    rec.started = assigned_[static_cast<std::size_t>(w)];
     run_.workers.push_back(rec);
   }
   run_.param_buffers = store_.buffers();

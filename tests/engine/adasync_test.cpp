@@ -9,9 +9,10 @@ TEST_CASE("AdaSync raises K from K0 as the loss falls, never past P", "[engine][
     INFO(rule);
     auto o = quick_options(rule, 8, 1, "exp:mean=10ms");
     o.clock = ClockKind::kVirtual;
-    o.model.name = "mlp";
-    o.adasync_every_s = 2.0;
-    o.time_s = 24.0;
+    // softmax, not mlp: the loss falls far enough for K to triple in 20 virtual seconds,
+    // at a third of the gradient cost (this test runs under the sanitizers too).
+    o.adasync_every_s = 1.0;
+    o.time_s = 20.0;
     const auto run = run_ok(o);
     int k = 1;
     double last_change = 0.0;
@@ -20,7 +21,7 @@ TEST_CASE("AdaSync raises K from K0 as the loss falls, never past P", "[engine][
       CHECK(u.n_grads <= 8);
       if (u.n_grads > k) {
         // Changes happen at the first update after a multiple of t0.
-        CHECK(u.wall_s - last_change >= 2.0 - 0.2);
+        CHECK(u.wall_s - last_change >= 1.0 - 0.1);
         last_change = u.wall_s;
       }
       k = u.n_grads;
