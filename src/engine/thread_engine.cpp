@@ -72,6 +72,11 @@ class RunningMean {
   }
   bool empty() const { return empty_; }
   double value() const { return value_; }
+  // How late a wake-up aimed at `aim` came. Clamped: a wake-up delayed by a busy machine says
+  // little about the next one.
+  void add_lateness(Clock::time_point aim) {
+    add(std::min(std::chrono::duration<double>(Clock::now() - aim).count(), 300e-6));
+  }
 
  private:
   double value_ = 0.0;
@@ -182,11 +187,13 @@ class ThreadEngine {
   std::vector<std::uint64_t> assigned_;    // per worker, minibatches assigned (started)
   std::vector<DelaySampler> delays_of_;    // per worker: X is drawn at the assignment
   std::vector<WakeTimer::Entry> to_arm_;   // releases to hand to timer_
-  std::unique_ptr<WakeTimer> timer_;       // the synchronous rules' wake-ups; null: workers' own
   std::string stop_reason_;                // non-empty: the run is over, ignore further pushes
   std::condition_variable supervisor_cv_;  // wakes the supervisor when stop_reason_ is set
 
   std::vector<WorkerSlot> slots_;
+  // The synchronous rules' wake-ups (null: each worker owns its own). Declared after slots_:
+  // its thread calls into them, so it must stop first.
+  std::unique_ptr<WakeTimer> timer_;
 
   std::mutex start_mu_;
   std::condition_variable start_cv_;
@@ -217,10 +224,7 @@ ThreadEngine::Woken ThreadEngine::sleep_until(WorkerSlot& slot, Clock::time_poin
   const auto cut = [&] { return slot.stop || slot.cancel.load(std::memory_order_relaxed); };
   std::unique_lock lock(slot.mu);
   const auto aim = until - seconds(late.value());
-  if (Clock::now() < aim && !slot.cv.wait_until(lock, aim, cut)) {
-    // Clamped: a wake-up delayed by a busy machine says little about the next one.
-    late.add(std::min(std::chrono::duration<double>(Clock::now() - aim).count(), 300e-6));
-  }
+  if (Clock::now() < aim && !slot.cv.wait_until(lock, aim, cut)) late.add_lateness(aim);
   if (slot.stop) return Woken::kStopped;
   return slot.cancel.load(std::memory_order_relaxed) ? Woken::kCancelled : Woken::kOnTime;
 }
@@ -262,11 +266,7 @@ void ThreadEngine::worker_loop(int w) {
       t0 = slot.assigned_at;
       x = slot.assigned_x;
       busy_from = slot.busy_since;
-      if (slot.release_timed) {
-        // Clamped: a wake-up delayed by a busy machine says little about the next one.
-        slot.release_late.add(std::min(
-            std::chrono::duration<double>(Clock::now() - slot.release_aim).count(), 300e-6));
-      }
+      if (slot.release_timed) slot.release_late.add_lateness(slot.release_aim);
       // A worker with no estimate of its gradient time yet computes at once.
       if (!compute_s.empty()) slot.lead_s = lead_s();
     }
