@@ -5,7 +5,7 @@
 // the theory, the same cell on the virtual clock with the same seed (the same delay draws, no
 // engine costs: virt/th is the sampling error, meas/vir the engine's), and the process's CPU
 // seconds per wall second over the real run (getrusage), which shows what P mostly-sleeping
-// threads and one server thread cost.
+// threads and the server cost.
 //
 // Iteration counts: a short Monte-Carlo pilot of each cell (the same rule state machine the
 // engine runs) gives the effective per-iteration coefficient of variation c (batch means, so

@@ -6,7 +6,8 @@
 // one, plus the current and the one being written).
 //
 // Thread safety: acquire() and Pin's destructor may be called from any thread. begin_update(),
-// publish(), current() and version() are for the server thread only (the single writer).
+// publish(), current() and version() are for the server only (the single writer, under the
+// server lock).
 #pragma once
 
 #include <cstdint>

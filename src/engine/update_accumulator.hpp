@@ -2,7 +2,7 @@
 // w_{j+1} = w_j - (1/K) * sum. The sequential reference trainer uses the same code, so that
 // P = 1 sync reproduces it bit for bit.
 //
-// Thread safety: not thread-safe; owned by the server thread.
+// Thread safety: not thread-safe; owned by the server (one holder of the server lock at a time).
 #pragma once
 
 #include <cstddef>

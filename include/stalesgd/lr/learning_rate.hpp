@@ -2,7 +2,7 @@
 // w_{j+1} = w_j - (1/K) * sum_i lr_i * g_i, so a rule may depend on the iteration j (decay)
 // or on the gradient's staleness (Zhang et al. 2016; Dutta et al. 2018, §5).
 //
-// Thread safety: immutable once built; the server thread calls rate().
+// Thread safety: immutable once built; the server (under its lock) calls rate().
 #pragma once
 
 #include <cstdint>
