@@ -151,18 +151,25 @@ class ThreadEngine {
   // the theory, where the server takes no time. REQUIRES(server_mu_)
   Status handle(int w, std::uint64_t computed_on, float loss, Clock::time_point pushed_at);
   // Pins the current version for worker w's next minibatch, starting at `at`, draws its delay
-  // and wakes the worker (or arms its release). REQUIRES(server_mu_)
-  void assign(int w, Clock::time_point at);
+  // and wakes the worker (or arms its release). `now`: the caller's Clock::now(), read once
+  // for all the assignments of one push. REQUIRES(server_mu_)
+  void assign(int w, Clock::time_point at, Clock::time_point now);
   // assign() with the slot's lock held; true when the worker must be notified.
   // REQUIRES(server_mu_, slot.mu)
-  bool assign_locked(int w, WorkerSlot& slot, Clock::time_point at);
+  bool assign_locked(int w, WorkerSlot& slot, Clock::time_point at, Clock::time_point now);
+  // When a minibatch assigned at `at` with delay x starts its gradient: in pad mode `lead_s`
+  // before X (at once while the worker has no estimate, lead_s < 0), in add mode at X.
+  Clock::time_point compute_from(Clock::time_point at, Clock::duration x, double lead_s) const {
+    if (o_.delay_mode == DelayMode::kAdd) return at + x;
+    return lead_s < 0.0 ? at : at + x - seconds(lead_s);
+  }
   // Hands the wake-ups collected by assign_locked to the timer. REQUIRES(server_mu_)
   void arm_releases();
   // The WakeTimer's callback: lets worker w take its assignment if `ticket` is still current.
   void release(int w, std::uint64_t ticket);
   // Cuts every minibatch in flight on a version older than `version` and restarts it at `at`.
   // REQUIRES(server_mu_)
-  void cancel_older_than(std::uint64_t version, Clock::time_point at);
+  void cancel_older_than(std::uint64_t version, Clock::time_point at, Clock::time_point now);
   // Asks the supervisor to end the run. REQUIRES(server_mu_)
   void request_stop(std::string reason);
   void stop_workers();
@@ -249,12 +256,12 @@ void ThreadEngine::worker_loop(int w) {
     std::unique_lock lock(start_mu_);
     start_cv_.wait(lock, [&] { return started_; });
   }
-  const bool pad = o_.delay_mode == DelayMode::kPad;
   auto last_end = start_;
   for (;;) {
     Clock::time_point t0;
     Clock::time_point busy_from;
     Clock::duration x;
+    double lead = -1.0;
     {
       std::unique_lock lock(slot.mu);
       const auto ready = [&] { return slot.stop || (slot.has_assignment && slot.released); };
@@ -269,16 +276,13 @@ void ThreadEngine::worker_loop(int w) {
       if (slot.release_timed) slot.release_late.add_lateness(slot.release_aim);
       // A worker with no estimate of its gradient time yet computes at once.
       if (!compute_s.empty()) slot.lead_s = lead_s();
+      lead = slot.lead_s;
     }
     stats.idle_s += std::max(0.0, std::chrono::duration<double>(busy_from - last_end).count());
     // Sleep first, compute last: a minibatch the rule cuts while its worker sleeps then costs
     // no gradient. With the server's timer the release came at the wake-up time already.
     Woken woken = Woken::kOnTime;
-    if (!timer_) {
-      auto wake = t0 + x;
-      if (pad) wake -= compute_s.empty() ? x : seconds(lead_s());
-      woken = sleep_until(slot, wake, late_s);
-    }
+    if (!timer_) woken = sleep_until(slot, compute_from(t0, x, lead), late_s);
     if (woken == Woken::kStopped) return;
     std::optional<float> loss;
     const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
@@ -294,7 +298,9 @@ void ThreadEngine::worker_loop(int w) {
         woken = Woken::kCancelled;
       }
     }
-    if (woken == Woken::kOnTime && pad) woken = sleep_until(slot, t0 + x, late_s);
+    if (woken == Woken::kOnTime && o_.delay_mode == DelayMode::kPad) {
+      woken = sleep_until(slot, t0 + x, late_s);
+    }
     if (woken == Woken::kStopped) return;
     last_end = Clock::now();
     stats.busy_s += std::chrono::duration<double>(last_end - busy_from).count();
@@ -335,21 +341,23 @@ void ThreadEngine::request_stop(std::string reason) {
   supervisor_cv_.notify_all();
 }
 
-void ThreadEngine::assign(int w, Clock::time_point at) {
+void ThreadEngine::assign(int w, Clock::time_point at, Clock::time_point now) {
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
   bool notify = false;
   {
     std::lock_guard lock(slot.mu);
-    notify = assign_locked(w, slot, at);
+    notify = assign_locked(w, slot, at, now);
   }
   if (notify) slot.cv.notify_one();
 }
 
-bool ThreadEngine::assign_locked(int w, WorkerSlot& slot, Clock::time_point at) {
+bool ThreadEngine::assign_locked(int w, WorkerSlot& slot, Clock::time_point at,
+                                 Clock::time_point now) {
   const auto i = static_cast<std::size_t>(w);
   // An assignment still pending was cut before the worker took it: the worker has been
   // sleeping since that one's start, and goes on sleeping.
   if (!slot.has_assignment) slot.busy_since = at;
+  const bool timer_pending = slot.has_assignment && !slot.released && slot.release_timed;
   slot.assigned = store_.acquire();
   slot.assigned_at = at;
   // X is drawn at the assignment, as on the virtual clock, so that both engines consume each
@@ -362,14 +370,14 @@ bool ThreadEngine::assign_locked(int w, WorkerSlot& slot, Clock::time_point at) 
   ++slot.ticket;
   slot.release_timed = false;
   if (timer_) {
-    // The worker computes last: it is released a gradient's time before X in pad mode (at
-    // once while it has no estimate), at X in add mode; early by the releases' lateness.
-    auto wake = at + slot.assigned_x;
-    if (o_.delay_mode == DelayMode::kPad) {
-      wake -= slot.lead_s < 0.0 ? slot.assigned_x : seconds(slot.lead_s);
-    }
-    slot.release_aim = wake - seconds(slot.release_late.value());
-    slot.release_timed = slot.release_aim > Clock::now();
+    // The worker computes last: released when its gradient should start, early by the
+    // releases' lateness.
+    slot.release_aim = compute_from(at, slot.assigned_x, slot.lead_s) -
+                       seconds(slot.release_late.value());
+    slot.release_timed = slot.release_aim > now;
+    // Released at once: the cut minibatch's wake-up must not fire for nothing (arm() would
+    // replace it otherwise).
+    if (timer_pending && !slot.release_timed) timer_->disarm(w);
   }
   slot.released = !slot.release_timed;
   if (slot.release_timed) to_arm_.push_back({w, slot.release_aim, slot.ticket});
@@ -398,28 +406,30 @@ Status ThreadEngine::handle(int w, std::uint64_t computed_on, float loss,
   auto outcome =
       core_.on_gradient(since_start(pushed_at), w, computed_on, loss, slot.grad, slot.pin.params());
   if (!outcome) return outcome.error();
+  const auto now = Clock::now();
   const Decision& d = outcome->decision;
   if (!d.accept) {
     // Computed on a version an update has since cut off: lost like a cancelled minibatch.
     ++cancelled_[static_cast<std::size_t>(w)];
-    assign(w, pushed_at);
+    assign(w, pushed_at, now);
   } else if (!d.apply) {
     if (d.next == AfterPush::kWait) {
       waiting_.push_back(w);
     } else {
-      assign(w, pushed_at);
+      assign(w, pushed_at, now);
     }
   } else {
-    if (d.cancel_in_flight) cancel_older_than(outcome->version, pushed_at);
-    for (int waiter : waiting_) assign(waiter, pushed_at);
+    if (d.cancel_in_flight) cancel_older_than(outcome->version, pushed_at, now);
+    for (int waiter : waiting_) assign(waiter, pushed_at, now);
     waiting_.clear();
-    assign(w, pushed_at);
+    assign(w, pushed_at, now);
   }
   if (timer_) arm_releases();
   return {};
 }
 
-void ThreadEngine::cancel_older_than(std::uint64_t version, Clock::time_point at) {
+void ThreadEngine::cancel_older_than(std::uint64_t version, Clock::time_point at,
+                                     Clock::time_point now) {
   for (int w = 0; w < o_.workers; ++w) {
     WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
     bool notify = false;
@@ -430,7 +440,7 @@ void ThreadEngine::cancel_older_than(std::uint64_t version, Clock::time_point at
       // that has not is asleep: its next minibatch simply replaces the cut one.
       const bool taken = !slot.has_assignment;
       if (taken) slot.cancel.store(true, std::memory_order_relaxed);
-      notify = assign_locked(w, slot, at) || taken;  // restarts on the new version
+      notify = assign_locked(w, slot, at, now) || taken;  // restarts on the new version
     }
     ++cancelled_[static_cast<std::size_t>(w)];
     if (notify) slot.cv.notify_one();
@@ -472,7 +482,8 @@ Result<RunRecord> ThreadEngine::run() {
   start_cv_.notify_all();
   {
     std::lock_guard lock(server_mu_);
-    for (int w = 0; w < o_.workers; ++w) assign(w, start_);
+    const auto now = Clock::now();
+    for (int w = 0; w < o_.workers; ++w) assign(w, start_, now);
     if (timer_) arm_releases();
   }
 
