@@ -30,6 +30,10 @@
 // wake-ups (a WakeTimer thread releases each worker when its sleep is over), so that restarting
 // a sleeping worker's minibatch is a heap update and wakes nobody. That costs one extra hop per
 // minibatch and saves P - K wake-ups per update: what lets k-sync run with hundreds of workers.
+// The server also knows, from the delays it drew, when every minibatch in flight will end, and
+// that the update comes with the round's K-th earliest end: a minibatch that ends later is
+// certain to be cut. Its worker is not released at all: it sleeps until the cut, which is what
+// its injected delay says it does anyway, and spends no gradient that would be thrown away.
 //
 // Lock order: server_mu_, then a WorkerSlot's mutex, then the ParameterStore's; never the
 // reverse, and never two slots at once.
@@ -150,26 +154,27 @@ class ThreadEngine {
   // `pushed_at`: when the gradient arrived; every minibatch this push frees starts then, as in
   // the theory, where the server takes no time. REQUIRES(server_mu_)
   Status handle(int w, std::uint64_t computed_on, float loss, Clock::time_point pushed_at);
-  // Pins the current version for worker w's next minibatch, starting at `at`, draws its delay
-  // and wakes the worker (or arms its release). `now`: the caller's Clock::now(), read once
-  // for all the assignments of one push. REQUIRES(server_mu_)
-  void assign(int w, Clock::time_point at, Clock::time_point now);
+  // Pins the current version for worker w's next minibatch, starting at `at`, and draws its
+  // delay. An asynchronous rule's worker is woken at once (it sleeps on its own timer); a
+  // synchronous rule's waits for release_contenders(). REQUIRES(server_mu_)
+  void assign(int w, Clock::time_point at);
   // assign() with the slot's lock held; true when the worker must be notified.
   // REQUIRES(server_mu_, slot.mu)
-  bool assign_locked(int w, WorkerSlot& slot, Clock::time_point at, Clock::time_point now);
+  bool assign_locked(int w, WorkerSlot& slot, Clock::time_point at);
   // When a minibatch assigned at `at` with delay x starts its gradient: in pad mode `lead_s`
   // before X (at once while the worker has no estimate, lead_s < 0), in add mode at X.
   Clock::time_point compute_from(Clock::time_point at, Clock::duration x, double lead_s) const {
     if (o_.delay_mode == DelayMode::kAdd) return at + x;
     return lead_s < 0.0 ? at : at + x - seconds(lead_s);
   }
-  // Hands the wake-ups collected by assign_locked to the timer. REQUIRES(server_mu_)
-  void arm_releases();
+  // Releases every minibatch assigned but not yet released that can still be among the
+  // round's K first, at once or through the timer. REQUIRES(server_mu_)
+  void release_contenders();
   // The WakeTimer's callback: lets worker w take its assignment if `ticket` is still current.
   void release(int w, std::uint64_t ticket);
   // Cuts every minibatch in flight on a version older than `version` and restarts it at `at`.
   // REQUIRES(server_mu_)
-  void cancel_older_than(std::uint64_t version, Clock::time_point at, Clock::time_point now);
+  void cancel_older_than(std::uint64_t version, Clock::time_point at);
   // Asks the supervisor to end the run. REQUIRES(server_mu_)
   void request_stop(std::string reason);
   void stop_workers();
@@ -194,6 +199,12 @@ class ThreadEngine {
   std::vector<std::uint64_t> assigned_;    // per worker, minibatches assigned (started)
   std::vector<DelaySampler> delays_of_;    // per worker: X is drawn at the assignment
   std::vector<WakeTimer::Entry> to_arm_;   // releases to hand to timer_
+  // Synchronous rules: per worker, when its minibatch in flight ends (at + X; max() when it
+  // has none), and whether it waits for release_contenders() to release it.
+  std::vector<Clock::time_point> ends_at_;
+  std::vector<char> unreleased_;
+  std::vector<char> armed_;  // the timer may hold a wake-up for the worker
+  std::vector<Clock::time_point> scratch_ends_;
   std::string stop_reason_;                // non-empty: the run is over, ignore further pushes
   std::condition_variable supervisor_cv_;  // wakes the supervisor when stop_reason_ is set
 
@@ -305,6 +316,7 @@ void ThreadEngine::worker_loop(int w) {
     last_end = Clock::now();
     stats.busy_s += std::chrono::duration<double>(last_end - busy_from).count();
     if (woken == Woken::kOnTime && deliver(w, *loss)) ++stats.pushed;
+    slot.pin.release();  // a worker asleep holds no version: buffers stay at most P + 2
     // The next minibatch is gathered after the delivery: in a sync round this overlaps the
     // wait for the others instead of delaying the round's last gradient.
     if (spent) batch = sampler.next();
@@ -324,6 +336,7 @@ bool ThreadEngine::deliver(int w, float loss) {
     if (slot.cancel.load(std::memory_order_relaxed)) return false;
     slot.computing = false;
   }
+  if (timer_) ends_at_[static_cast<std::size_t>(w)] = Clock::time_point::max();
   if (auto s = handle(w, slot.pin.version(), loss, pushed_at); !s) {
     run_.divergence = s.error().message;
     request_stop("diverged");
@@ -341,50 +354,92 @@ void ThreadEngine::request_stop(std::string reason) {
   supervisor_cv_.notify_all();
 }
 
-void ThreadEngine::assign(int w, Clock::time_point at, Clock::time_point now) {
+void ThreadEngine::assign(int w, Clock::time_point at) {
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
   bool notify = false;
   {
     std::lock_guard lock(slot.mu);
-    notify = assign_locked(w, slot, at, now);
+    notify = assign_locked(w, slot, at);
   }
   if (notify) slot.cv.notify_one();
 }
 
-bool ThreadEngine::assign_locked(int w, WorkerSlot& slot, Clock::time_point at,
-                                 Clock::time_point now) {
+bool ThreadEngine::assign_locked(int w, WorkerSlot& slot, Clock::time_point at) {
   const auto i = static_cast<std::size_t>(w);
   // An assignment still pending was cut before the worker took it: the worker has been
   // sleeping since that one's start, and goes on sleeping.
   if (!slot.has_assignment) slot.busy_since = at;
   const bool timer_pending = slot.has_assignment && !slot.released && slot.release_timed;
-  slot.assigned = store_.acquire();
+  // A synchronous rule's minibatch is released before the next update or cut by it, so it
+  // pins its version at the release: a minibatch cut unreleased never touches the store.
+  slot.assigned = timer_ ? ParameterStore::Pin{} : store_.acquire();
   slot.assigned_at = at;
   // X is drawn at the assignment, as on the virtual clock, so that both engines consume each
   // worker's delay stream alike, cancelled minibatches included.
   slot.assigned_x = seconds(delays_of_[i].next(since_start(at)));
   slot.has_assignment = true;
   slot.computing = true;
-  slot.computing_on = slot.assigned.version();
+  slot.computing_on = store_.version();
   ++assigned_[i];
   ++slot.ticket;
   slot.release_timed = false;
   if (timer_) {
-    // The worker computes last: released when its gradient should start, early by the
-    // releases' lateness.
-    slot.release_aim = compute_from(at, slot.assigned_x, slot.lead_s) -
-                       seconds(slot.release_late.value());
-    slot.release_timed = slot.release_aim > now;
-    // Released at once: the cut minibatch's wake-up must not fire for nothing (arm() would
-    // replace it otherwise).
-    if (timer_pending && !slot.release_timed) timer_->disarm(w);
+    // Released by release_contenders() once every assignment of this push is known; the cut
+    // minibatch's wake-up, if any, is replaced or disarmed there.
+    armed_[i] = timer_pending;
+    slot.released = false;
+    ends_at_[i] = at + slot.assigned_x;
+    unreleased_[i] = 1;
+    return false;
   }
-  slot.released = !slot.release_timed;
-  if (slot.release_timed) to_arm_.push_back({w, slot.release_aim, slot.ticket});
-  return slot.released;
+  slot.released = true;
+  return true;
 }
 
-void ThreadEngine::arm_releases() {
+void ThreadEngine::release_contenders() {
+  const auto now = Clock::now();
+  // The round's update comes with its `needed`-th earliest end; a minibatch ending later
+  // will be cut (ties are released). K is fixed within a round (AdaSync changes it at updates).
+  const auto needed = static_cast<std::size_t>(std::max(1, rule_.k() - rule_.pending()));
+  auto cutoff = Clock::time_point::max();
+  scratch_ends_.clear();
+  for (const auto end : ends_at_) {
+    if (end != Clock::time_point::max()) scratch_ends_.push_back(end);
+  }
+  if (scratch_ends_.size() > needed) {
+    const auto nth = scratch_ends_.begin() + static_cast<std::ptrdiff_t>(needed - 1);
+    std::nth_element(scratch_ends_.begin(), nth, scratch_ends_.end());
+    cutoff = *nth;
+  }
+  for (int w = 0; w < o_.workers; ++w) {
+    const auto i = static_cast<std::size_t>(w);
+    if (!unreleased_[i]) continue;
+    if (ends_at_[i] > cutoff) {
+      // Sleeps until the update cuts it; a cut minibatch's wake-up must not fire for nothing.
+      if (armed_[i]) timer_->disarm(w);
+      armed_[i] = 0;
+      continue;
+    }
+    unreleased_[i] = 0;
+    WorkerSlot& slot = slots_[i];
+    bool notify = false;
+    {
+      std::lock_guard lock(slot.mu);
+      // The worker computes last: released when its gradient should start, early by the
+      // releases' lateness.
+      slot.release_aim = compute_from(slot.assigned_at, slot.assigned_x, slot.lead_s) -
+                         seconds(slot.release_late.value());
+      slot.release_timed = slot.release_aim > now;
+      slot.released = notify = !slot.release_timed;
+      slot.assigned = store_.acquire();  // the version it was assigned: no update since
+      if (!notify) to_arm_.push_back({w, slot.release_aim, slot.ticket});  // replaces an older one
+    }
+    if (notify && armed_[i]) {
+      timer_->disarm(w);
+    }
+    armed_[i] = !notify;
+    if (notify) slot.cv.notify_one();
+  }
   if (to_arm_.empty()) return;
   timer_->arm(to_arm_);
   to_arm_.clear();
@@ -406,30 +461,28 @@ Status ThreadEngine::handle(int w, std::uint64_t computed_on, float loss,
   auto outcome =
       core_.on_gradient(since_start(pushed_at), w, computed_on, loss, slot.grad, slot.pin.params());
   if (!outcome) return outcome.error();
-  const auto now = Clock::now();
   const Decision& d = outcome->decision;
   if (!d.accept) {
     // Computed on a version an update has since cut off: lost like a cancelled minibatch.
     ++cancelled_[static_cast<std::size_t>(w)];
-    assign(w, pushed_at, now);
+    assign(w, pushed_at);
   } else if (!d.apply) {
     if (d.next == AfterPush::kWait) {
       waiting_.push_back(w);
     } else {
-      assign(w, pushed_at, now);
+      assign(w, pushed_at);
     }
   } else {
-    if (d.cancel_in_flight) cancel_older_than(outcome->version, pushed_at, now);
-    for (int waiter : waiting_) assign(waiter, pushed_at, now);
+    if (d.cancel_in_flight) cancel_older_than(outcome->version, pushed_at);
+    for (int waiter : waiting_) assign(waiter, pushed_at);
     waiting_.clear();
-    assign(w, pushed_at, now);
+    assign(w, pushed_at);
   }
-  if (timer_) arm_releases();
+  if (timer_) release_contenders();
   return {};
 }
 
-void ThreadEngine::cancel_older_than(std::uint64_t version, Clock::time_point at,
-                                     Clock::time_point now) {
+void ThreadEngine::cancel_older_than(std::uint64_t version, Clock::time_point at) {
   for (int w = 0; w < o_.workers; ++w) {
     WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
     bool notify = false;
@@ -440,7 +493,7 @@ void ThreadEngine::cancel_older_than(std::uint64_t version, Clock::time_point at
       // that has not is asleep: its next minibatch simply replaces the cut one.
       const bool taken = !slot.has_assignment;
       if (taken) slot.cancel.store(true, std::memory_order_relaxed);
-      notify = assign_locked(w, slot, at, now) || taken;  // restarts on the new version
+      notify = assign_locked(w, slot, at) || taken;  // restarts on the new version
     }
     ++cancelled_[static_cast<std::size_t>(w)];
     if (notify) slot.cv.notify_one();
@@ -467,6 +520,10 @@ Result<RunRecord> ThreadEngine::run() {
   ProgressLine progress(o_.progress);
 
   if (rule_.synchronous()) {
+    ends_at_.assign(slots_.size(), Clock::time_point::max());
+    unreleased_.assign(slots_.size(), 0);
+    armed_.assign(slots_.size(), 0);
+    scratch_ends_.reserve(slots_.size());
     timer_ = std::make_unique<WakeTimer>(
         o_.workers, [this](int w, std::uint64_t ticket) { release(w, ticket); });
   }
@@ -482,9 +539,8 @@ Result<RunRecord> ThreadEngine::run() {
   start_cv_.notify_all();
   {
     std::lock_guard lock(server_mu_);
-    const auto now = Clock::now();
-    for (int w = 0; w < o_.workers; ++w) assign(w, start_, now);
-    if (timer_) arm_releases();
+    for (int w = 0; w < o_.workers; ++w) assign(w, start_);
+    if (timer_) release_contenders();
   }
 
   // The supervisor: snapshots every eval_every, the time budget, target error, Ctrl-C.
