@@ -12,7 +12,7 @@
 // Each placement runs `updates` updates per repetition, and each repetition also times the
 // model's gradient (bench_common's gradient_seconds), all in rotating order; the table shows
 // medians over repetitions. Hand-offs between the threads block (atomic wait), and
-// only the update itself is timed.
+// only the update itself is timed, from the end of each measurement's first tenth.
 #include <pthread.h>
 #include <sched.h>
 
@@ -97,7 +97,12 @@ float read_all(const Buffer& w) {
   return s;
 }
 
-// One thread, alone: `updates` times, `step(i)` timed. Returns mean seconds per update.
+// The first tenth of each measurement is not timed: a core that was idle starts slow.
+int warm_up(int updates) {
+  return updates / 10;
+}
+
+// One thread, alone: `updates` times `step(i)`. Returns mean seconds per timed update.
 double one_core(int cpu, int updates, const std::function<void(int)>& step) {
   double total = 0.0;
   std::thread t([&] {
@@ -105,11 +110,11 @@ double one_core(int cpu, int updates, const std::function<void(int)>& step) {
     for (int i = 0; i < updates; ++i) {
       const auto t0 = Clock::now();
       step(i);
-      total += seconds_since(t0);
+      if (i >= warm_up(updates)) total += seconds_since(t0);
     }
   });
   t.join();
-  return total / updates;
+  return total / (updates - warm_up(updates));
 }
 
 // Two threads on two CPUs taking turns: turn i belongs to thread i % 2, which runs `step(i)`
@@ -129,7 +134,7 @@ double two_cores(const std::array<int, 2>& cpus, int updates, const std::functio
       }
       const auto t0 = Clock::now();
       step(i);
-      total[static_cast<std::size_t>(me)] += seconds_since(t0);
+      if (i >= warm_up(updates)) total[static_cast<std::size_t>(me)] += seconds_since(t0);
       after(i);
       turn.store(i + 1, std::memory_order_release);
       turn.notify_one();
@@ -139,7 +144,7 @@ double two_cores(const std::array<int, 2>& cpus, int updates, const std::functio
   std::thread second(player, 1);
   first.join();
   second.join();
-  return (total[0] + total[1]) / updates;
+  return (total[0] + total[1]) / (updates - warm_up(updates));
 }
 
 enum Placement {
