@@ -25,16 +25,17 @@ constexpr double kT31 = 2.0395;
 Theory theory_for(const char* program, const RuleSpec& spec, int p, const StragglerProfile& profile,
                   std::uint64_t seed, std::uint64_t mc_iterations) {
   Theory t;
-  auto pilot = value_or_exit(program, monte_carlo_runtime(spec, p, profile, 16000, seed + 1000));
+  const RuleConfig rule = value_or_exit(program, resolve_rule(spec, p));
+  auto pilot = value_or_exit(program, monte_carlo_runtime(rule, profile, 16000, seed + 1000));
   // The interval's half-width is t * c * mean / sqrt(n): solve for c.
   t.cv = pilot.ci95 / kT31 * std::sqrt(static_cast<double>(pilot.iterations)) / pilot.seconds;
   const Distribution* x = profile.iid();
-  auto closed = x ? closed_form_runtime(spec.name, p, k_of(spec, p), *x) : std::nullopt;
+  auto closed = x ? closed_form_runtime(rule, *x) : std::nullopt;
   if (closed && !closed->upper_bound) {
     t.seconds = closed->seconds;
     t.closed = true;
   } else {
-    auto mc = monte_carlo_runtime(spec, p, profile, mc_iterations, seed);
+    auto mc = monte_carlo_runtime(rule, profile, mc_iterations, seed);
     t.seconds = mc->seconds;
     t.ci95 = mc->ci95;
     if (closed) t.bound = closed->seconds;

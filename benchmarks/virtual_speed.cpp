@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
     // 20x as many updates so that its time is measurable.
     auto profile = StragglerProfile::parse(delay, p);
     const auto t0 = Clock::now();
-    auto mc = monte_carlo_runtime(rule, p, *profile, 20 * updates, args.seed);
+    auto mc = monte_carlo_runtime(*resolve_rule(rule, p), *profile, 20 * updates, args.seed);
     const double mc_wall = seconds_since(t0);
     const double mc_speed = mc->seconds * static_cast<double>(mc->iterations) / mc_wall;
     all_fast = all_fast && median(per_wall) >= 100.0;

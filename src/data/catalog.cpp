@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "stalesgd/data/cifar.hpp"
-#include "stalesgd/data/idx.hpp"
+#include "data/cifar.hpp"
+#include "data/idx.hpp"
 
 namespace stalesgd {
 

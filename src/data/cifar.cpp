@@ -1,4 +1,4 @@
-#include "stalesgd/data/cifar.hpp"
+#include "data/cifar.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // IDX format (LeCun et al.): big-endian header {0x00, 0x00, type=0x08 (ubyte), ndims}, then one
 // uint32 per dimension, then the data. Images are 3-D (count, rows, cols); labels 1-D (count).
-#include "stalesgd/data/idx.hpp"
+#include "data/idx.hpp"
 
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// MinibatchSampler: per-epoch seeded permutations and row gathering.
 #include "stalesgd/data/sampler.hpp"
 
 #include <algorithm>
@@ -30,10 +31,7 @@ void MinibatchSampler::reshuffle() {
 Batch MinibatchSampler::next() {
   const std::size_t dim = split_.dim();
   for (int b = 0; b < batch_size_; ++b) {
-    if (cursor_ == order_.size()) {
-      ++epoch_;
-      reshuffle();
-    }
+    if (cursor_ == order_.size()) reshuffle();
     const std::uint32_t i = order_[cursor_++];
     std::memcpy(features_.data() + static_cast<std::size_t>(b) * dim, split_.sample(i),
                 dim * sizeof(float));

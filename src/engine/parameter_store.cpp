@@ -1,75 +1,90 @@
+// ParameterStore: lock-free pins on versioned parameter buffers (memory orders argued in the
+// header, at Slot::pins and current_).
 #include "engine/parameter_store.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace stalesgd {
 
-ParameterStore::ParameterStore(std::span<const float> initial) : n_(initial.size()) {
-  auto slot = std::make_unique<Slot>();
-  slot->params.assign(initial.begin(), initial.end());
-  slots_.push_back(std::move(slot));
+ParameterStore::ParameterStore(std::span<const float> initial, std::size_t max_slots)
+    : n_(initial.size()),
+      max_slots_(max_slots),
+      slots_(std::make_unique<std::unique_ptr<Slot>[]>(max_slots)) {
+  // One for the current version and one to write the next into.
+  if (max_slots < 2) throw std::invalid_argument("ParameterStore needs at least 2 slots");
+  slots_[0] = std::make_unique<Slot>(n_);
+  std::copy(initial.begin(), initial.end(), slots_[0]->params.begin());
+  allocated_.store(1, std::memory_order_relaxed);
 }
 
 ParameterStore::Pin& ParameterStore::Pin::operator=(Pin&& other) noexcept {
   if (this != &other) {
     release();
-    store_ = other.store_;
-    slot_ = other.slot_;
+    pins_ = other.pins_;
     version_ = other.version_;
     params_ = other.params_;
-    other.store_ = nullptr;
+    other.pins_ = nullptr;
   }
   return *this;
 }
 
 void ParameterStore::Pin::release() {
-  if (store_ != nullptr) store_->unpin(slot_);
-  store_ = nullptr;
+  if (pins_ != nullptr) pins_->fetch_sub(1, std::memory_order_release);
+  pins_ = nullptr;
 }
 
 ParameterStore::Pin ParameterStore::acquire() {
-  Pin pin;
-  std::lock_guard lock(mu_);
-  Slot& slot = *slots_[static_cast<std::size_t>(current_)];
-  ++slot.pins;
-  pin.store_ = this;
-  pin.slot_ = current_;
-  pin.version_ = version_;
-  pin.params_ = slot.params;
-  return pin;
+  for (;;) {
+    const int i = current_.load(std::memory_order_acquire);
+    Slot& slot = *slots_[static_cast<std::size_t>(i)];
+    slot.pins.fetch_add(1, std::memory_order_seq_cst);
+    if (current_.load(std::memory_order_seq_cst) == i) {
+      // Still current after the pin is visible: the server will not pick this slot until the
+      // pin is released, and everything it wrote before publishing it is visible here.
+      Pin pin;
+      pin.pins_ = &slot.pins;
+      pin.version_ = slot.version;
+      pin.params_ = slot.params;
+      return pin;
+    }
+    // The server published meanwhile and may already be writing this slot: read nothing.
+    slot.pins.fetch_sub(1, std::memory_order_release);
+  }
 }
 
-void ParameterStore::unpin(int slot) {
-  std::lock_guard lock(mu_);
-  --slots_[static_cast<std::size_t>(slot)]->pins;
+std::span<const float> ParameterStore::current() const {
+  return slots_[static_cast<std::size_t>(current_.load(std::memory_order_relaxed))]->params;
 }
 
 std::span<float> ParameterStore::begin_update() {
-  std::lock_guard lock(mu_);
-  for (std::size_t s = 0; s < slots_.size(); ++s) {
-    if (static_cast<int>(s) != current_ && slots_[s]->pins == 0) {
+  const int cur = current_.load(std::memory_order_relaxed);
+  const std::size_t allocated = allocated_.load(std::memory_order_relaxed);
+  // First free slot in index order: the buffer reuse pattern docs/performance.md measured.
+  for (std::size_t s = 0; s < allocated; ++s) {
+    if (static_cast<int>(s) != cur && slots_[s]->pins.load(std::memory_order_seq_cst) == 0) {
       next_ = static_cast<int>(s);
       return slots_[s]->params;
     }
   }
-  auto slot = std::make_unique<Slot>();
-  slot->params.resize(n_);
-  slots_.push_back(std::move(slot));
-  next_ = static_cast<int>(slots_.size() - 1);
-  return slots_.back()->params;
+  if (allocated == max_slots_) {
+    throw std::length_error("ParameterStore: all " + std::to_string(max_slots_) +
+                            " buffers are pinned; construct it with more max_slots");
+  }
+  // A fresh slot: no reader can know its index before it is published.
+  slots_[allocated] = std::make_unique<Slot>(n_);
+  allocated_.store(allocated + 1, std::memory_order_relaxed);
+  next_ = static_cast<int>(allocated);
+  return slots_[allocated]->params;
 }
 
 void ParameterStore::publish() {
-  std::lock_guard lock(mu_);
   if (next_ < 0) throw std::logic_error("ParameterStore::publish without begin_update");
-  current_ = next_;
-  next_ = -1;
   ++version_;
-}
-
-std::size_t ParameterStore::buffers() const {
-  std::lock_guard lock(mu_);
-  return slots_.size();
+  slots_[static_cast<std::size_t>(next_)]->version = version_;
+  current_.store(next_, std::memory_order_seq_cst);
+  next_ = -1;
 }
 
 }  // namespace stalesgd

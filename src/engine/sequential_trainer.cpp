@@ -4,9 +4,8 @@
 #include <chrono>
 #include <cmath>
 
-#include "engine/evaluator.hpp"
-#include "engine/progress.hpp"
 #include "engine/run_context.hpp"
+#include "engine/run_supervisor.hpp"
 #include "engine/update_accumulator.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -27,43 +26,30 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
   std::vector<float> grad(n);
   auto ws = model.make_workspace(o.batch);
   MinibatchSampler sampler(ctx.data.train, o.batch, derive_seed(o.seed, SeedStream::kSampler, 0));
-  Evaluator evaluator(model, ctx.data,
-                      {true, o.eval_test_samples, o.eval_train_samples, o.target_error});
-  ProgressLine progress(o.progress);
+  RunSupervisor supervisor(ctx, RunSupervisor::Evaluation::kBackground);
+  const LearningRate& lr_rule = ctx.run.learning_rate();
 
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  double next_eval = 0.0;
   std::uint64_t j = 0;
   WorkerRecord& stats = run.workers[0];
+  StopReason reason = StopReason::kNone;
   for (;;) {
     const double now = elapsed();
-    if (auto reason = ctx.budget_reached(j, now); !reason.empty()) {
-      run.stop_reason = reason;
-      break;
-    }
-    if (evaluator.target_reached()) {
-      run.stop_reason = "target-error";
-      break;
-    }
-    if (ctx.interrupted()) {
-      run.stop_reason = "interrupted";
-      break;
-    }
-    if (now >= next_eval) {
-      evaluator.submit(now, j, w);
-      next_eval += o.eval_every_s;
-      auto latest = evaluator.latest();
-      progress.update(now, j, latest ? std::optional(latest->test_error) : std::nullopt, 0.0);
+    reason = supervisor.stop_due(now, j);
+    if (reason != StopReason::kNone) break;
+    if (now >= supervisor.next_snapshot_s()) {
+      supervisor.snapshot(now, j, w);
+      supervisor.progress(now, j, 0.0);
     }
     const Batch batch = sampler.next();
     ++stats.started;
     const float loss = *model.loss_and_gradient(w, batch, grad, *ws);
     ++stats.computed;
-    const double lr = ctx.lr->rate({j, 0, 0.0});
+    const double lr = lr_rule.rate({j, 0, 0.0});
     if (!std::isfinite(loss)) {
-      run.stop_reason = "diverged";
+      reason = StopReason::kDiverged;
       run.divergence = divergence_error(j + 1, loss, 0, lr).message;
       break;
     }
@@ -74,14 +60,9 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
     run.updates.push_back({j, elapsed(), 1, 0.0, 0, lr, loss});
     run.gradients.push_back({j, 0, j - 1, 0});
   }
-  run.wall_s = elapsed();
-  stats.busy_s = run.wall_s;
-  progress.clear();
-  evaluator.submit(run.wall_s, j, w);
-  run.evals = evaluator.finish();
-  run.final_params = std::move(w);
-  finish_record(o, run);
-  return run;
+  const double end = elapsed();
+  stats.busy_s = end;
+  return supervisor.finish(std::move(run), reason, end, j, w);
 }
 
 }  // namespace stalesgd

@@ -7,17 +7,26 @@
 
 namespace stalesgd {
 
-ServerCore::ServerCore(RunContext& ctx, Rule& rule, ParameterStore& store, RunRecord& run)
+ServerCore::ServerCore(RunContext& ctx, ParameterStore& store, RunRecord& run)
     : ctx_(ctx),
-      rule_(rule),
+      lr_(ctx.run.learning_rate()),
+      rule_(ctx.run.make_rule()),
+      protocol_(*rule_, ctx.run.workers()),
       store_(store),
       run_(run),
       acc_(ctx.model->num_params()),
-      applied_(static_cast<std::size_t>(rule.workers()), 0),
-      discarded_(static_cast<std::size_t>(rule.workers()), 0),
-      k0_(rule.k()),
+      applied_(static_cast<std::size_t>(ctx.run.workers()), 0),
+      k0_(rule_->k()),
       next_adapt_s_(ctx.options.adasync_every_s) {
-  round_.reserve(static_cast<std::size_t>(rule.workers()));
+  round_.reserve(static_cast<std::size_t>(ctx.run.workers()));
+}
+
+void ServerCore::count(int worker, WorkerRecord& rec) const {
+  rec.worker = worker;
+  rec.started = protocol_.started(worker);
+  rec.pushed = protocol_.pushed(worker);
+  rec.cancelled = protocol_.cancelled(worker);
+  rec.applied = applied_[static_cast<std::size_t>(worker)];
 }
 
 Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
@@ -26,24 +35,22 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
                                                      std::span<const float> computed_params) {
   const std::uint64_t current = store_.version();
   Outcome out;
-  out.decision = rule_.on_gradient({worker, computed_on, current});
+  out.step = protocol_.on_arrival(worker, computed_on, current);
   out.version = current;
-  if (!out.decision.accept) {
-    ++discarded_[static_cast<std::size_t>(worker)];
-    return out;
-  }
+  const Decision& decision = out.step.decision;
+  if (!decision.accept) return out;
   const std::uint64_t staleness = current - computed_on;
   LrContext lr_ctx{current, staleness, 0.0};
-  if (ctx_.lr->needs_distance() && staleness > 0) {
+  if (lr_.needs_distance() && staleness > 0) {
     const auto n = static_cast<Eigen::Index>(grad.size());
     Eigen::Map<const Eigen::VectorXf> w(store_.current().data(), n);
     Eigen::Map<const Eigen::VectorXf> w_tau(computed_params.data(), n);
     lr_ctx.distance_sq = static_cast<double>((w - w_tau).squaredNorm());
   }
-  const double lr = ctx_.lr->rate(lr_ctx);
+  const double lr = lr_.rate(lr_ctx);
   if (!std::isfinite(loss)) return divergence_error(current + 1, loss, worker, lr);
   round_.push_back({worker, computed_on, lr, loss});
-  if (!out.decision.apply) {
+  if (!decision.apply) {
     acc_.add(grad, static_cast<float>(lr));  // the worker reuses `grad` once this returns
     return out;
   }
@@ -101,8 +108,8 @@ void ServerCore::adapt_k(double now_s) {
   while (next_adapt_s_ <= now_s) next_adapt_s_ += ctx_.options.adasync_every_s;
   if (!(f > 0.0)) return;
   const double target = std::ceil(k0_ * std::sqrt(initial_loss_ / f));
-  const int k = static_cast<int>(std::min<double>(rule_.workers(), target));
-  if (k > rule_.k()) rule_.set_k(k);
+  const int k = static_cast<int>(std::min<double>(rule_->workers(), target));
+  if (k > rule_->k()) rule_->set_k(k);
 }
 
 }  // namespace stalesgd

@@ -1,7 +1,8 @@
-// ServerCore: the server's reaction to one arriving gradient, shared by every engine. It asks
-// the rule, weights the gradient by the learning rate, adds it to the round's sum, applies
-// w_{j+1} = w_j - (1/K) sum lr_i g_i when the rule says so, and records the update and each
-// gradient's staleness. Engines own the threads or the event clock; this owns the arithmetic.
+// ServerCore: the server's step for one arriving gradient, shared by every engine that has a
+// server. It asks the RoundProtocol (and through it the rule), weights the gradient by the
+// learning rate, adds it to the round's sum, applies w_{j+1} = w_j - (1/K) sum lr_i g_i when the
+// rule says so, records the update and each gradient's staleness, and runs AdaSync. Engines own
+// the threads or the event clock and carry out the protocol's answer; this owns the arithmetic.
 //
 // Thread safety: not thread-safe; called only by the server (one thread).
 #pragma once
@@ -13,27 +14,33 @@
 #include "engine/parameter_store.hpp"
 #include "engine/run_context.hpp"
 #include "engine/update_accumulator.hpp"
+#include "rules/round_protocol.hpp"
 #include "stalesgd/rules/rule.hpp"
 
 namespace stalesgd {
 
 class ServerCore {
  public:
-  ServerCore(RunContext& ctx, Rule& rule, ParameterStore& store, RunRecord& run);
+  // Owns a fresh rule of `ctx.run` and the protocol around it.
+  ServerCore(RunContext& ctx, ParameterStore& store, RunRecord& run);
 
   struct Outcome {
-    Decision decision;
+    RoundProtocol::Step step;   // who is cut and who starts next (valid until the next call)
     std::uint64_t version = 0;  // server version after this arrival
   };
 
+  // Every worker's first minibatch, on version 0.
+  std::span<const RoundProtocol::Start> begin() { return protocol_.begin(); }
   // `grad` and `computed_params` (w_tau, the parameters the gradient was computed on) are read
   // during the call only. A non-finite loss is a divergence Error.
   Result<Outcome> on_gradient(double now_s, int worker, std::uint64_t computed_on, float loss,
                               std::span<const float> grad, std::span<const float> computed_params);
 
-  // Per-worker counts kept by the server, merged into RunRecord::workers at the end.
-  std::uint64_t applied(int worker) const { return applied_[static_cast<std::size_t>(worker)]; }
-  std::uint64_t discarded(int worker) const { return discarded_[static_cast<std::size_t>(worker)]; }
+  const RoundProtocol& protocol() const { return protocol_; }
+  const Rule& rule() const { return *rule_; }
+  // The per-worker counts of the protocol and the server, into `rec` (started, pushed,
+  // applied, cancelled); computed, busy and idle are the engine's.
+  void count(int worker, WorkerRecord& rec) const;
   double mean_staleness() const { return staleness_count_ ? staleness_sum_ / staleness_count_ : 0.0; }
 
  private:
@@ -45,13 +52,14 @@ class ServerCore {
   };
 
   RunContext& ctx_;
-  Rule& rule_;
+  const LearningRate& lr_;
+  std::unique_ptr<Rule> rule_;
+  RoundProtocol protocol_;
   ParameterStore& store_;
   RunRecord& run_;
   UpdateAccumulator acc_;
   std::vector<Accepted> round_;
   std::vector<std::uint64_t> applied_;
-  std::vector<std::uint64_t> discarded_;
   double staleness_sum_ = 0.0;
   double staleness_count_ = 0.0;
 

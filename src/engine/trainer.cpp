@@ -1,4 +1,4 @@
-// train(): validates, builds the run's shared parts, and hands them to the chosen engine.
+// train(): builds the run's shared parts (model, w_0) and hands them to the chosen engine.
 #include "stalesgd/engine/trainer.hpp"
 
 #include <fmt/format.h>
@@ -8,25 +8,31 @@
 
 namespace stalesgd {
 
-Result<RunRecord> train(const TrainerOptions& options, const Dataset& data,
+Result<RunRecord> train(const ResolvedRun& run, const Dataset& data,
                         const std::atomic<bool>* interrupt) {
-  if (auto s = validate(options); !s) return s.error();
+  const TrainerOptions& options = run.options();
   if (static_cast<std::size_t>(options.batch) > data.train.count) {
     return Error{fmt::format("--batch {} is larger than the {} training samples of {}",
                              options.batch, data.train.count, data.name)};
   }
   auto model = make_model(options.model, data.train.shape, data.num_classes);
   if (!model) return model.error();
-  auto lr = make_learning_rate(options.lr, options.lr_rule);
-  if (!lr) return lr.error();
 
-  RunContext ctx{options, data, std::move(model).value(), std::move(lr).value(), {}, interrupt};
+  RunContext ctx{run, options, data, std::move(model).value(), {}, interrupt};
   ctx.initial.resize(ctx.model->num_params());
   ctx.model->init_params(ctx.initial, derive_seed(options.seed, SeedStream::kModelInit));
 
   if (options.sequential) return train_sequential(ctx);
   if (options.clock == ClockKind::kVirtual) return train_virtual(ctx);
+  if (options.server == ServerPlacement::kHogwild) return train_hogwild(ctx);
   return train_threads(ctx);
+}
+
+Result<RunRecord> train(const TrainerOptions& options, const Dataset& data,
+                        const std::atomic<bool>* interrupt) {
+  auto run = ResolvedRun::resolve(options);
+  if (!run) return run.error();
+  return train(*run, data, interrupt);
 }
 
 }  // namespace stalesgd

@@ -1,3 +1,4 @@
+// UpdateAccumulator: the round sum and the update w - sum / K, in Eigen.
 #include "engine/update_accumulator.hpp"
 
 #include <Eigen/Core>
@@ -27,25 +28,18 @@ void UpdateAccumulator::apply_single(std::span<const float> w, std::span<const f
   next = cur - lr * grad;
 }
 
-void UpdateAccumulator::add_and_apply(std::span<const float> g, float lr,
-                                      std::span<const float> w, std::span<float> out) {
+void UpdateAccumulator::add_and_apply(std::span<const float> g, float lr, std::span<const float> w,
+                                      std::span<float> out) {
+  if (count_ == 0) {
+    // sum_ still holds the last round's (add() overwrites it lazily): it must not be read.
+    apply_single(w, g, lr, out);
+    return;
+  }
   ConstVec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
   ConstVec grad(g.data(), static_cast<Eigen::Index>(g.size()));
   ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));
   Vec next(out.data(), static_cast<Eigen::Index>(out.size()));
   next = cur - (sum + lr * grad) * (1.0f / static_cast<float>(count_ + 1));
-  count_ = 0;
-}
-
-void UpdateAccumulator::apply(std::span<const float> w, std::span<float> out) {
-  ConstVec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
-  ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));
-  Vec next(out.data(), static_cast<Eigen::Index>(out.size()));
-  if (count_ == 1) {
-    next = cur - sum;  // no division: K = 1 stays exactly w - lr * g
-  } else {
-    next = cur - sum * (1.0f / static_cast<float>(count_));
-  }
   count_ = 0;
 }
 

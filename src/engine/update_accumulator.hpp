@@ -17,10 +17,9 @@ class UpdateAccumulator {
 
   // sum += lr * g (the first gradient of a round overwrites instead of adding to zero).
   void add(std::span<const float> g, float lr);
-  // out = w - sum / count, then starts a new round. `out` may alias `w`.
-  void apply(std::span<const float> w, std::span<float> out);
   // The round's last gradient and the update in one pass: out = w - (sum + lr g) / (count + 1),
   // then starts a new round. Saves a pass over the sum on the critical path of a sync round.
+  // With count() == 0 it is apply_single(w, g, lr, out), bit for bit.
   void add_and_apply(std::span<const float> g, float lr, std::span<const float> w,
                      std::span<float> out);
   // A round of one gradient, fused into one pass: out = w - lr * g (no sum buffer touched).

@@ -63,6 +63,11 @@ Result<std::vector<int>> parse_hidden_sizes(const std::string& text) {
   return sizes;
 }
 
+ModelSpec with_defaults(ModelSpec spec) {
+  if (spec.name == "mlp" && spec.hidden.empty()) spec.hidden = {128};
+  return spec;
+}
+
 Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, const ImageShape& input,
                                           int num_classes) {
   const auto& names = model_names();
@@ -110,8 +115,7 @@ Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, const ImageShap
   const float l2 = spec.l2;
   if (spec.name == "softmax") return model::make_softmax(input, num_classes, l2);
   if (spec.name == "mlp") {
-    const std::vector<int> hidden = spec.hidden.empty() ? std::vector<int>{128} : spec.hidden;
-    return model::make_mlp(input, num_classes, hidden, l2);
+    return model::make_mlp(input, num_classes, with_defaults(spec).hidden, l2);
   }
   if (spec.name == "lenet") return model::make_lenet(num_classes, l2);
   return model::make_cifar_cnn(num_classes, l2);

@@ -1,26 +1,27 @@
-// Closed forms of E[T] per iteration, Dutta et al. 2018 §4 (Theorems 1-5) and DESIGN.md §3.
+// Closed forms of E[T] per iteration, Dutta et al. 2018 §4 (Theorems 1-5); docs/theory.md.
 #include <cmath>
 
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd {
 
-std::optional<ClosedForm> closed_form_runtime(std::string_view rule, int p, int k,
-                                              const Distribution& x) {
+std::optional<ClosedForm> closed_form_runtime(const RuleConfig& rule, const Distribution& x) {
+  const int p = rule.workers;
+  const int k = rule.k;
   const auto se = x.as_shifted_exponential();
   const bool exponential = se && se->shift_s == 0.0;
-  if (rule == "sync" || rule == "k-sync") {
+  if (rule.kind == RuleKind::kSync || rule.kind == RuleKind::kKSync) {
     const double t = expected_order_statistic(x, k, p);
     if (exponential) return ClosedForm{t, "(H_P - H_{P-K}) / mu"};
     if (se) return ClosedForm{t, "shift + (H_P - H_{P-K}) * mean"};
     if (!std::isfinite(x.mean())) return std::nullopt;
     return ClosedForm{t, "E[X_{K:P}] (numerical)"};
   }
-  if (rule == "k-batch-sync") {
+  if (rule.kind == RuleKind::kKBatchSync) {
     if (!exponential) return std::nullopt;
     return ClosedForm{k * se->mean_s / p, "K / (P mu)"};
   }
-  if (rule == "async" || rule == "k-async") {
+  if (rule.kind == RuleKind::kAsync || rule.kind == RuleKind::kKAsync) {
     if (exponential) return ClosedForm{(harmonic(p) - harmonic(p - k)) * se->mean_s, "(H_P - H_{P-K}) / mu"};
     if (se) {
       // Shifted exponential is new-longer-than-used: K-async is at most K-sync's E[X_{K:P}].
@@ -28,7 +29,7 @@ std::optional<ClosedForm> closed_form_runtime(std::string_view rule, int p, int 
     }
     return std::nullopt;
   }
-  if (rule == "k-batch-async") {
+  if (rule.kind == RuleKind::kKBatchAsync) {
     if (!std::isfinite(x.mean())) return std::nullopt;
     return ClosedForm{k * x.mean() / p, "K E[X] / P"};
   }

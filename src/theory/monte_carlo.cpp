@@ -1,9 +1,9 @@
-// Monte-Carlo E[T]: the EventSimulator driving the bare rule state machine (no gradients), so
-// the estimate covers every delay spec and every rule, exactly as the engines schedule them.
+// Monte-Carlo E[T]: the EventSimulator driving the bare round protocol and rule (no gradients),
+// so the estimate covers every delay spec and every rule, exactly as the engines schedule them.
 #include <cmath>
 #include <vector>
 
-#include "engine/event_simulator.hpp"
+#include "sim/event_simulator.hpp"
 #include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/util/seed.hpp"
 
@@ -12,27 +12,31 @@ namespace {
 
 class RuleOnly final : public EventSimulator::Callbacks {
  public:
-  RuleOnly(Rule& rule, std::uint64_t stop_after) : rule_(rule), stop_after_(stop_after) {
+  RuleOnly(std::unique_ptr<Rule> rule, int workers, std::uint64_t stop_after)
+      : rule_(std::move(rule)), protocol_(*rule_, workers), stop_after_(stop_after) {
     update_times_.reserve(stop_after + 1);
   }
-  bool before_event(double, std::uint64_t version) override { return version < stop_after_; }
-  Result<Decision> on_arrival(double t, int w, std::uint64_t computed_on) override {
-    const Decision d = rule_.on_gradient({w, computed_on, version_});
-    if (d.accept) {
+  std::span<const RoundProtocol::Start> begin() override { return protocol_.begin(); }
+  bool before_event(double) override { return version_ < stop_after_; }
+  Result<RoundProtocol::Step> on_arrival(double t, int w) override {
+    const std::uint64_t computed_on = protocol_.version_of(w);
+    const auto step = protocol_.on_arrival(w, computed_on, version_);
+    if (step.decision.accept) {
       staleness_sum_ += static_cast<double>(version_ - computed_on);
       ++accepted_;
     }
-    if (d.accept && d.apply) {
+    if (step.decision.accept && step.decision.apply) {
       ++version_;
       update_times_.push_back(t);
     }
-    return d;
+    return step;
   }
   const std::vector<double>& update_times() const { return update_times_; }
   double mean_staleness() const { return accepted_ ? staleness_sum_ / accepted_ : 0.0; }
 
  private:
-  Rule& rule_;
+  std::unique_ptr<Rule> rule_;
+  RoundProtocol protocol_;
   std::uint64_t stop_after_;
   std::uint64_t version_ = 0;
   std::vector<double> update_times_;
@@ -42,16 +46,15 @@ class RuleOnly final : public EventSimulator::Callbacks {
 
 }  // namespace
 
-Result<MonteCarloEstimate> monte_carlo_runtime(const RuleSpec& spec, int workers,
+Result<MonteCarloEstimate> monte_carlo_runtime(const RuleConfig& config,
                                                const StragglerProfile& profile,
                                                std::uint64_t iterations, std::uint64_t seed,
                                                DelayMode mode, double compute_s) {
-  auto rule = make_rule(spec, workers);
-  if (!rule) return rule.error();
+  const int workers = config.workers;
   constexpr std::uint64_t kBatches = 32;
   if (iterations < kBatches) iterations = kBatches;
   const std::uint64_t warmup = 10 * static_cast<std::uint64_t>(workers);
-  RuleOnly callbacks(**rule, warmup + iterations);
+  RuleOnly callbacks(make_rule(config), workers, warmup + iterations);
   EventSimulator sim(workers, profile, derive_seed(seed, SeedStream::kTheory), mode, compute_s);
   if (auto s = sim.run(callbacks); !s) return s.error();
   const auto& t = callbacks.update_times();

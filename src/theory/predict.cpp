@@ -1,49 +1,41 @@
-// The theory's prediction attached to every run's summary.json.
-#include <fmt/format.h>
-
+// The theory's prediction attached to every run's summary.json and race row.
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd {
 
-nlohmann::json predict_for_run(const TrainerOptions& o, std::uint64_t mc_iterations) {
-  if (o.sequential) return nullptr;
-  auto profile = StragglerProfile::parse(o.delay, o.workers, o.delay_base_dir);
-  if (!profile) return nullptr;
-  auto rule = make_rule(o.rule, o.workers);
-  if (!rule) return nullptr;
-  const int k = (*rule)->k();
-  nlohmann::json j;
-  j["note"] = "per-minibatch time X only: compute time is not modelled";
-  const Distribution* iid = profile->iid();
+const char* to_string(PredictionMethod method) {
+  return method == PredictionMethod::kClosedForm ? "closed form" : "monte carlo";
+}
+
+std::optional<RuntimePrediction> predict_runtime(const ResolvedRun& run,
+                                                 std::uint64_t mc_iterations) {
+  const auto& o = run.options();
+  if (o.sequential) return std::nullopt;
+  const StragglerProfile& profile = run.delays();
+  const Distribution* iid = profile.iid();
+  if (iid != nullptr && !(iid->mean() > 0.0)) return std::nullopt;
   std::optional<ClosedForm> closed;
-  if (iid != nullptr && iid->mean() > 0.0) closed = closed_form_runtime(o.rule.name, o.workers, k, *iid);
-  std::optional<MonteCarloEstimate> mc;
-  if (profile->iid() == nullptr || profile->iid()->mean() > 0.0) {
-    auto est = monte_carlo_runtime(o.rule, o.workers, *profile, mc_iterations, o.seed, o.delay_mode,
-                                   o.clock == ClockKind::kVirtual ? o.compute_time_s : 0.0);
-    if (est) {
-      mc = *est;
-      j["monte_carlo"] = {{"seconds_per_iteration", est->seconds},
-                          {"ci95", est->ci95},
-                          {"iterations", est->iterations},
-                          {"mean_staleness", est->mean_staleness}};
-    }
-  }
+  if (iid != nullptr) closed = closed_form_runtime(run.rule(), *iid);
+  RuntimePrediction p;
   if (closed && !closed->upper_bound) {
-    j["seconds_per_iteration"] = closed->seconds;
-    j["method"] = "closed form";
-    j["formula"] = closed->formula;
-  } else if (mc) {
-    j["seconds_per_iteration"] = mc->seconds;
-    j["method"] = "monte carlo";
-    if (closed) {
-      j["upper_bound"] = closed->seconds;
-      j["formula"] = closed->formula;
-    }
-  } else {
-    return nullptr;
+    p.seconds_per_iteration = closed->seconds;
+    p.method = PredictionMethod::kClosedForm;
+    p.formula = closed->formula;
   }
-  return j;
+  // Monte Carlo as well, for its staleness estimate and interval, even where a closed form is exact.
+  auto mc = monte_carlo_runtime(run.rule(), profile, mc_iterations, o.seed, o.delay_mode,
+                                o.clock == ClockKind::kVirtual ? o.compute_time_s : 0.0);
+  if (mc) p.monte_carlo = *mc;
+  if (!closed || closed->upper_bound) {
+    if (!mc) return std::nullopt;
+    p.seconds_per_iteration = mc->seconds;
+    p.method = PredictionMethod::kMonteCarlo;
+    if (closed) {
+      p.upper_bound = closed->seconds;
+      p.formula = closed->formula;
+    }
+  }
+  return p;
 }
 
 }  // namespace stalesgd

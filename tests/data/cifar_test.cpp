@@ -1,5 +1,5 @@
 // CIFAR-10 binary loader on generated files in the official format.
-#include "stalesgd/data/cifar.hpp"
+#include "data/cifar.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // IDX loader: valid raw and .gz files, and each kind of corrupt file the loader must name.
-#include "stalesgd/data/idx.hpp"
+#include "data/idx.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -118,7 +118,7 @@ TEST_CASE("threads: every rule with 64 workers and 1 ms delays finishes",
     INFO(rule);
     const auto run = run_ok(o);
     CHECK(run.updates.size() == 60);
-    CHECK(run.stop_reason == "iterations");
+    CHECK(run.stop_reason == StopReason::kIterations);
   }
 }
 
@@ -126,7 +126,7 @@ TEST_CASE("threads: --time stops the run and workers account for their time", "[
   auto o = quick_options("k-async", 4, 2, "const:5ms");
   o.time_s = 0.3;
   const auto run = run_ok(o);
-  CHECK(run.stop_reason == "time");
+  CHECK(run.stop_reason == StopReason::kTime);
   CHECK(run.wall_s >= 0.3);
   CHECK(run.wall_s < 2.0);
   for (const auto& w : run.workers) {

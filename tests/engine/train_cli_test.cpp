@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -20,7 +21,13 @@ using Catch::Matchers::Contains;
 
 namespace {
 CliResult train_cli(std::vector<std::string> extra) {
-  std::vector<std::string> args{"train", "--model", "softmax", "--iterations", "10", "--no-progress"};
+  std::vector<std::string> args{"train", "--no-progress"};
+  // A flag may be given once: these defaults only where the test gives none of its own.
+  for (const auto& [flag, value] :
+       {std::pair{"--model", "softmax"}, std::pair{"--iterations", "10"}}) {
+    if (std::find(extra.begin(), extra.end(), flag) == extra.end())
+      args.insert(args.end(), {flag, value});
+  }
   args.insert(args.end(), extra.begin(), extra.end());
   return run_cli(args);
 }

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "engine/engine_test_util.hpp"
-#include "stalesgd/metrics/run_writer.hpp"
+#include "stalesgd/output/run_writer.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -32,8 +32,10 @@ TEST_CASE("virtual: two runs with the same seed write byte-identical files", "[e
   TempDir a, b;
   const auto r1 = run_ok(o);
   const auto r2 = run_ok(o);
-  REQUIRE(write_run_outputs(a.path(), o, r1, nullptr).ok());
-  REQUIRE(write_run_outputs(b.path(), o, r2, nullptr).ok());
+  const auto resolved = ResolvedRun::resolve(o);
+  REQUIRE(resolved.ok());
+  REQUIRE(write_run_outputs(a.path(), *resolved, r1, std::nullopt).ok());
+  REQUIRE(write_run_outputs(b.path(), *resolved, r2, std::nullopt).ok());
   for (const char* f : {"updates.csv", "gradients.csv", "evals.csv", "workers.csv", "summary.json"}) {
     INFO(f);
     const auto x = slurp(a / f);

@@ -10,9 +10,9 @@
 namespace stalesgd::test {
 
 inline std::unique_ptr<Rule> rule(const std::string& name, int workers, int k = 0) {
-  auto r = make_rule({name, k}, workers);
-  REQUIRE(r.ok());
-  return std::move(r).value();
+  auto config = resolve_rule({name, k}, workers);
+  REQUIRE(config.ok());
+  return make_rule(*config);
 }
 
 inline Decision push(Rule& r, int worker, std::uint64_t computed_on, std::uint64_t current) {

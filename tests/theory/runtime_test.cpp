@@ -41,9 +41,11 @@ TEST_CASE("closed forms agree with the Monte-Carlo estimate", "[theory]") {
     const auto prof = profile(spec, kP);
     for (const std::string rule : {"k-sync", "k-batch-sync", "k-async", "k-batch-async"}) {
       for (int k = 1; k <= kP; ++k) {
-        auto closed = closed_form_runtime(rule, kP, k, *prof.iid());
+        const auto config = resolve_rule({rule, k}, kP);
+        REQUIRE(config.ok());
+        auto closed = closed_form_runtime(*config, *prof.iid());
         if (!closed) continue;
-        auto mc = monte_carlo_runtime({rule, k}, kP, prof, 40000, 7);
+        auto mc = monte_carlo_runtime(*config, prof, 40000, 7);
         REQUIRE(mc.ok());
         INFO(rule << " K=" << k << " " << spec << ": closed " << closed->seconds << " mc "
                   << mc->seconds << " +- " << mc->ci95);
@@ -66,8 +68,8 @@ TEST_CASE("closed forms agree with the Monte-Carlo estimate", "[theory]") {
 TEST_CASE("shifted exponential: k-async is faster per iteration than k-sync", "[theory]") {
   const auto prof = profile("shifted-exp:shift=10ms,mean=10ms", 8);
   for (int k = 2; k <= 7; ++k) {
-    auto ksync = monte_carlo_runtime({"k-sync", k}, 8, prof, 20000, 3);
-    auto kasync = monte_carlo_runtime({"k-async", k}, 8, prof, 20000, 3);
+    auto ksync = monte_carlo_runtime({RuleKind::kKSync, 8, k}, prof, 20000, 3);
+    auto kasync = monte_carlo_runtime({RuleKind::kKAsync, 8, k}, prof, 20000, 3);
     REQUIRE(ksync.ok());
     REQUIRE(kasync.ok());
     INFO("K=" << k);
@@ -78,10 +80,10 @@ TEST_CASE("shifted exponential: k-async is faster per iteration than k-sync", "[
 TEST_CASE("no closed form where the paper gives none", "[theory]") {
   auto pareto = parse_distribution("pareto:scale=5ms,shape=1.5");
   REQUIRE(pareto.ok());
-  CHECK_FALSE(closed_form_runtime("k-batch-sync", 8, 2, **pareto).has_value());
-  CHECK_FALSE(closed_form_runtime("k-async", 8, 2, **pareto).has_value());
-  CHECK(closed_form_runtime("k-batch-async", 8, 2, **pareto)->formula == "K E[X] / P");
+  CHECK_FALSE(closed_form_runtime({RuleKind::kKBatchSync, 8, 2}, **pareto).has_value());
+  CHECK_FALSE(closed_form_runtime({RuleKind::kKAsync, 8, 2}, **pareto).has_value());
+  CHECK(closed_form_runtime({RuleKind::kKBatchAsync, 8, 2}, **pareto)->formula == "K E[X] / P");
   auto heavy = parse_distribution("pareto:scale=5ms,shape=0.9");
   REQUIRE(heavy.ok());
-  CHECK_FALSE(closed_form_runtime("k-batch-async", 8, 2, **heavy).has_value());
+  CHECK_FALSE(closed_form_runtime({RuleKind::kKBatchAsync, 8, 2}, **heavy).has_value());
 }

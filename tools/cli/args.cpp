@@ -5,11 +5,13 @@
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "stalesgd/straggler/duration.hpp"
+// The option table is internal to the library (src/); the CLI target sees include/ only.
+#include "config/option_table.hpp"
 
 namespace stalesgd::cli {
 namespace {
@@ -32,6 +34,11 @@ constexpr const char* kUsage =
     "\n"
     "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree.\n";
 
+// A flag given more than once; its message is the whole error line.
+struct DuplicateFlag : cxxopts::exceptions::parsing {
+  using cxxopts::exceptions::parsing::parsing;
+};
+
 // Parses argv with `options`; unknown flags and stray arguments become usage errors.
 // cxxopts only knows one-letter options as short flags (-k), but the documented CLI spells
 // K as --k: rewrite "--k" and "--k=V" to "-k" before parsing.
@@ -48,11 +55,22 @@ cxxopts::ParseResult parse(cxxopts::Options& options, int argc, char** argv) {
     throw cxxopts::exceptions::parsing(
         fmt::format("unexpected argument '{}'", result.unmatched().front()));
   }
+  // cxxopts keeps the last of a repeated flag; which one the user meant is a guess, so refuse.
+  for (const auto& kv : result.arguments()) {
+    if (result.count(kv.key()) > 1) {
+      throw DuplicateFlag(fmt::format("--{} given twice; give it once", kv.key()));
+    }
+  }
   return result;
 }
 
 int usage_error(const std::string& command, const std::string& what) {
   return fail(fmt::format("{}; see `stalesgd {} --help`", what, command), 2);
+}
+
+int usage_error(const std::string& command, const cxxopts::exceptions::exception& e) {
+  if (dynamic_cast<const DuplicateFlag*>(&e) != nullptr) return fail(e.what(), 2);
+  return usage_error(command, std::string(e.what()));
 }
 
 int data_command(int argc, char** argv) {
@@ -108,16 +126,46 @@ int data_command(int argc, char** argv) {
     }
     return run_data_info(args);
   } catch (const cxxopts::exceptions::exception& e) {
-    return usage_error(name, e.what());
+    return usage_error(name, e);
   }
 }
 
-// A duration flag such as --time 60s; the error names the flag.
-double duration_flag(const cxxopts::ParseResult& r, const std::string& flag) {
-  const auto text = r[flag].as<std::string>();
-  auto d = parse_duration(text);
-  if (!d) throw cxxopts::exceptions::parsing(fmt::format("--{} '{}': {}", flag, text, d.error().message));
-  return *d;
+// The train flags, from the option table: every value is a cxxopts string that the table parses
+// (set_from_text), so values, defaults and messages are those of experiment files too.
+std::vector<std::string> add_train_options(cxxopts::Options& options) {
+  std::vector<std::string> groups;
+  for (const auto& d : train_options()) {
+    const std::string group(d.group);
+    if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+    const std::string name(d.name);
+    // cxxopts takes a one-letter name for a short flag; parse() turns the documented --k into -k.
+    const std::string help =
+        name.size() == 1 ? fmt::format("(--{}) {}", name, d.help) : std::string(d.help);
+    if (d.type == OptionType::kSwitch) {
+      options.add_options(group)(name, help);
+      continue;
+    }
+    auto value = cxxopts::value<std::string>();
+    if (!d.default_text.empty()) value->default_value(std::string(d.default_text));
+    options.add_options(group)(name, help, value);
+  }
+  options.add_options(groups.back())("h,help", "Show this help");
+  return groups;
+}
+
+// Sets the flags given; the others keep TrainerOptions' defaults, which the table's default
+// texts shown by --help equal (tests/config/option_table_test.cpp).
+Status train_options_from(const cxxopts::ParseResult& r, TrainerOptions& o) {
+  for (const auto& d : train_options()) {
+    const std::string name(d.name);
+    if (r.count(name) == 0) continue;
+    if (d.type == OptionType::kSwitch) {
+      set_switch(d, r[name].as<bool>(), o);
+    } else if (auto s = set_from_text(d, r[name].as<std::string>(), o); !s) {
+      return s;
+    }
+  }
+  return {};
 }
 
 int train_command(int argc, char** argv) {
@@ -125,90 +173,18 @@ int train_command(int argc, char** argv) {
                            "Train a model with a K-of-P parameter-server rule, straggler delays "
                            "and staleness tracking.\nDocs: docs/rules.md, docs/stragglers.md, "
                            "docs/models.md.");
-  TrainerOptions defaults;
-  // clang-format off
-  options.add_options("Data and model")
-      ("dataset", "mnist | fashion-mnist | cifar10", cxxopts::value<std::string>()->default_value(defaults.dataset))
-      ("data-dir", "Directory holding the data sets", cxxopts::value<std::string>()->default_value("data"))
-      ("model", "softmax | mlp | lenet | cifar-cnn", cxxopts::value<std::string>()->default_value(defaults.model.name))
-      ("hidden", "mlp hidden layer sizes, e.g. 256,128 (default 128)", cxxopts::value<std::string>())
-      ("l2", "L2 coefficient lambda (adds lambda/2 ||W||^2)", cxxopts::value<float>()->default_value("0"));
-  options.add_options("Parameter server")
-      ("rule", "sync | k-sync | k-batch-sync | async | k-async | k-batch-async", cxxopts::value<std::string>()->default_value("sync"))
-      ("workers", "Number of worker threads P", cxxopts::value<int>()->default_value("1"))
-      ("k", "(--k) Gradients per update K, 1 <= K <= P (sync: P, async: 1)", cxxopts::value<int>())
-      ("batch", "Minibatch size per gradient", cxxopts::value<int>()->default_value("32"))
-      ("lr", "Learning rate (the cap lr_max for --lr-rule dutta:...)", cxxopts::value<double>()->default_value("0.05"))
-      ("lr-rule", "fixed | step:every=N,factor=F | exp:decay=D | inv-staleness | dutta:c=C", cxxopts::value<std::string>()->default_value("fixed"))
-      ("delay", "Straggler delay spec, e.g. 'exp:mean=10ms' (docs/stragglers.md)", cxxopts::value<std::string>()->default_value("none"))
-      ("delay-mode", "pad: a minibatch takes max(compute, X); add: compute + X", cxxopts::value<std::string>()->default_value("pad"))
-      ("adasync-every", "AdaSync for k-sync/k-async: every T raise K to min(P, ceil(K0 sqrt(F0/Ft))), K0 = --k", cxxopts::value<std::string>())
-      ("seed", "Seed for initialisation, sampling and delays", cxxopts::value<std::uint64_t>()->default_value("1"));
-  options.add_options("Budget (the first reached stops the run)")
-      ("iterations", "Number of server updates", cxxopts::value<std::uint64_t>())
-      ("time", "Training time, e.g. 60s (virtual seconds with --clock virtual)", cxxopts::value<std::string>())
-      ("target-error", "Stop once the test error is at most this, e.g. 0.08 (needs --iterations or --time as a cap)", cxxopts::value<double>());
-  options.add_options("Engine and output")
-      ("clock", "real: threads and sleeps; virtual: discrete-event clock, repeatable", cxxopts::value<std::string>()->default_value("real"))
-      ("compute-time", "Virtual clock: the time one gradient's compute takes", cxxopts::value<std::string>()->default_value("0s"))
-      ("sequential", "Plain SGD in one thread without a server (the P = 1 reference)")
-      ("eval-every", "Time between parameter snapshots for evaluation", cxxopts::value<std::string>()->default_value("0.5s"))
-      ("eval-samples", "Test samples per evaluation (0 = all)", cxxopts::value<std::size_t>()->default_value("0"))
-      ("out", "Directory for updates.csv, gradients.csv, evals.csv, workers.csv, summary.json", cxxopts::value<std::string>())
-      ("no-progress", "No progress line on stderr")
-      ("h,help", "Show this help");
-  // clang-format on
+  const std::vector<std::string> groups = add_train_options(options);
   try {
     auto r = parse(options, argc, argv);
     if (r.count("help")) {
-      fmt::print("{}", options.help({"Data and model", "Parameter server",
-                                     "Budget (the first reached stops the run)", "Engine and output"}));
+      fmt::print("{}", options.help(groups));
       return 0;
     }
     TrainerOptions o;
-    o.dataset = r["dataset"].as<std::string>();
-    o.data_dir = r["data-dir"].as<std::string>();
-    o.model.name = r["model"].as<std::string>();
-    if (r.count("hidden")) {
-      auto hidden = parse_hidden_sizes(r["hidden"].as<std::string>());
-      if (!hidden) return fail(hidden.error().message, 2);
-      o.model.hidden = *hidden;
-    }
-    o.model.l2 = r["l2"].as<float>();
-    o.rule.name = r["rule"].as<std::string>();
-    o.workers = r["workers"].as<int>();
-    if (r.count("k")) {
-      o.rule.k = r["k"].as<int>();
-      if (o.rule.k < 1) return fail(fmt::format("--k {} must satisfy 1 <= K <= P", o.rule.k), 2);
-    }
-    o.batch = r["batch"].as<int>();
-    o.lr = r["lr"].as<double>();
-    o.lr_rule = r["lr-rule"].as<std::string>();
-    o.delay = r["delay"].as<std::string>();
-    const auto mode = r["delay-mode"].as<std::string>();
-    if (mode != "pad" && mode != "add") {
-      return fail(fmt::format("--delay-mode '{}' is not pad or add", mode), 2);
-    }
-    o.delay_mode = mode == "pad" ? DelayMode::kPad : DelayMode::kAdd;
-    o.seed = r["seed"].as<std::uint64_t>();
-    if (r.count("adasync-every")) o.adasync_every_s = duration_flag(r, "adasync-every");
-    if (r.count("iterations")) o.iterations = r["iterations"].as<std::uint64_t>();
-    if (r.count("time")) o.time_s = duration_flag(r, "time");
-    if (r.count("target-error")) o.target_error = r["target-error"].as<double>();
-    const auto clock = r["clock"].as<std::string>();
-    if (clock != "real" && clock != "virtual") {
-      return fail(fmt::format("--clock '{}' is not real or virtual", clock), 2);
-    }
-    o.clock = clock == "real" ? ClockKind::kReal : ClockKind::kVirtual;
-    o.compute_time_s = duration_flag(r, "compute-time");
-    o.sequential = r.count("sequential") > 0;
-    o.eval_every_s = duration_flag(r, "eval-every");
-    o.eval_test_samples = r["eval-samples"].as<std::size_t>();
-    if (r.count("out")) o.out_dir = r["out"].as<std::string>();
-    o.progress = r.count("no-progress") == 0;
+    if (auto s = train_options_from(r, o); !s) return fail(s.error().message, 2);
     return run_train(o);
   } catch (const cxxopts::exceptions::exception& e) {
-    return usage_error("train", e.what());
+    return usage_error("train", e);
   }
 }
 
@@ -257,7 +233,7 @@ int theory_command(int argc, char** argv) {
     a.json = r.count("json") > 0;
     return run_theory(a);
   } catch (const cxxopts::exceptions::exception& e) {
-    return usage_error("theory", e.what());
+    return usage_error("theory", e);
   }
 }
 
@@ -288,7 +264,7 @@ int race_command(int argc, char** argv) {
     if (r.count("out")) a.out = r["out"].as<std::string>();
     return run_race(a);
   } catch (const cxxopts::exceptions::exception& e) {
-    return usage_error("race", e.what());
+    return usage_error("race", e);
   }
 }
 

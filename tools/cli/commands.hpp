@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "stalesgd/engine/trainer_options.hpp"
+#include "stalesgd/config/trainer_options.hpp"
 
 namespace stalesgd::cli {
 

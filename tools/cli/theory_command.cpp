@@ -4,25 +4,25 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd::cli {
 namespace {
 
-nlohmann::json cell(const RuleSpec& spec, int workers, const StragglerProfile& profile,
-                    const TheoryArgs& args) {
-  auto rule = make_rule(spec, workers);
+nlohmann::json cell(const RuleConfig& rule, const StragglerProfile& profile, const TheoryArgs& args) {
   nlohmann::json j;
-  j["rule"] = spec.name;
-  j["k"] = (*rule)->k();
+  j["rule"] = to_string(rule.kind);
+  j["k"] = rule.k;
   if (const Distribution* x = profile.iid()) {
-    if (auto c = closed_form_runtime(spec.name, workers, (*rule)->k(), *x)) {
+    if (auto c = closed_form_runtime(rule, *x)) {
       j["closed_form"] = {{"seconds_per_iteration", c->seconds}, {"formula", c->formula},
                           {"upper_bound", c->upper_bound}};
     }
   }
-  auto mc = monte_carlo_runtime(spec, workers, profile, args.samples, args.seed, args.delay_mode);
+  auto mc = monte_carlo_runtime(rule, profile, args.samples, args.seed, args.delay_mode);
   if (mc) {
     j["monte_carlo"] = {{"seconds_per_iteration", mc->seconds}, {"ci95", mc->ci95},
                         {"iterations", mc->iterations}, {"mean_staleness", mc->mean_staleness}};
@@ -69,8 +69,11 @@ int run_theory(const TheoryArgs& args) {
   } else {
     specs.push_back({args.rule, args.k});
   }
+  std::vector<RuleConfig> rules;
   for (const auto& spec : specs) {
-    if (auto r = make_rule(spec, args.workers); !r) return fail(r.error().message, 2);
+    auto r = resolve_rule(spec, args.workers);
+    if (!r) return fail(r.error().message, 2);
+    rules.push_back(*r);
   }
 
   nlohmann::json out;
@@ -78,10 +81,10 @@ int run_theory(const TheoryArgs& args) {
   out["delay"] = args.delay;
   out["delay_mode"] = to_string(args.delay_mode);
   out["rules"] = nlohmann::json::array();
-  for (const auto& spec : specs) out["rules"].push_back(cell(spec, args.workers, *profile, args));
-  // E[T_sync] / E[T_async]: P H_P for exponential delays (DESIGN.md §3).
-  const auto sync = cell({"sync", 0}, args.workers, *profile, args);
-  const auto async = cell({"async", 0}, args.workers, *profile, args);
+  for (const auto& rule : rules) out["rules"].push_back(cell(rule, *profile, args));
+  // E[T_sync] / E[T_async]: P H_P for exponential delays (docs/theory.md).
+  const auto sync = cell({RuleKind::kSync, args.workers, args.workers}, *profile, args);
+  const auto async = cell({RuleKind::kAsync, args.workers, 1}, *profile, args);
   nlohmann::json ratio;
   if (sync.contains("closed_form") && async.contains("closed_form") &&
       !async["closed_form"]["upper_bound"].get<bool>()) {

@@ -7,32 +7,37 @@
 #include "cli/interrupt.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
-#include "stalesgd/metrics/run_writer.hpp"
+#include "stalesgd/output/run_writer.hpp"
+#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd::cli {
 namespace {
 
-void print_summary(const TrainerOptions& o, const RunRecord& run, const nlohmann::json& theory) {
+void print_summary(const ResolvedRun& resolved, const RunRecord& run,
+                   const std::optional<RuntimePrediction>& theory) {
+  const TrainerOptions& o = resolved.options();
   const auto st = staleness_stats(run);
   const auto g = gradient_totals(run);
   const std::uint64_t iterations = run.updates.empty() ? 0 : run.updates.back().iteration;
-  const int k = o.rule.k != 0 ? o.rule.k : (o.rule.name == "async" ? 1 : o.workers);
+  const int k = resolved.rule().k;
   fmt::print("{:<18}{} on {}, {}\n", "model", run.model, o.dataset,
              o.sequential ? "sequential SGD" : "parameter server");
   if (!o.sequential) {
-    fmt::print("{:<18}{}  P={}  K={}  delay {} ({}), {} clock\n", "rule", o.rule.name, o.workers, k,
-               o.delay, to_string(o.delay_mode), to_string(o.clock));
+    fmt::print("{:<18}{}  P={}  K={}  delay {} ({}), {} clock{}\n", "rule", o.rule.name, o.workers,
+               k, o.delay, to_string(o.delay_mode), to_string(o.clock),
+               o.clock == ClockKind::kReal && o.server != ServerPlacement::kInline
+                   ? fmt::format(", server {}", to_string(o.server))
+                   : std::string());
   }
-  fmt::print("{:<18}{} ({})\n", "iterations", iterations, run.stop_reason);
+  fmt::print("{:<18}{} ({})\n", "iterations", iterations, to_string(run.stop_reason));
   fmt::print("{:<18}{:.3f}\n", o.clock == ClockKind::kVirtual ? "virtual seconds" : "wall seconds",
              run.wall_s);
   std::string predicted;
-  if (theory.is_object() && theory.contains("seconds_per_iteration") &&
-      theory["seconds_per_iteration"].is_number()) {
-    const double t = theory["seconds_per_iteration"].get<double>();
+  if (theory) {
+    const double t = theory->seconds_per_iteration;
     predicted = fmt::format("   theory {:.6f} ({})  measured/theory {:.3f}", t,
-                            theory.value("method", std::string()), seconds_per_iteration(run) / t);
+                            to_string(theory->method), seconds_per_iteration(run) / t);
   }
   fmt::print("{:<18}{:.6f}{}\n", "s / iteration", seconds_per_iteration(run), predicted);
   fmt::print("{:<18}mean {:.3f}  p95 {:.0f}  max {}\n", "staleness", st.mean, st.p95, st.max);
@@ -52,26 +57,28 @@ void print_summary(const TrainerOptions& o, const RunRecord& run, const nlohmann
 
 }  // namespace
 
-int run_train(const TrainerOptions& options) {
-  if (auto s = validate(options); !s) return fail(s.error().message, 2);
+int run_train(const TrainerOptions& given) {
+  auto resolved = ResolvedRun::resolve(given);
+  if (!resolved) return fail(resolved.error().message, 2);
+  const TrainerOptions& options = resolved->options();
   const ScopedInterrupt interrupt;  // from here on Ctrl-C stops the run cleanly
   auto data = load_dataset(options.dataset, options.data_dir);
   if (!data) return fail(data.error().message);
-  auto run = train(options, *data, interrupt.flag());
+  auto run = train(*resolved, *data, interrupt.flag());
   if (!run) return fail(run.error().message);
-  if (run->stop_reason == "diverged")
+  if (run->stop_reason == StopReason::kDiverged)
     return fail(run->divergence);  // no output passed off as a result
 
-  const nlohmann::json theory = predict_for_run(options);
-  print_summary(options, *run, theory);
+  const auto theory = predict_runtime(*resolved);
+  print_summary(*resolved, *run, theory);
   if (!options.out_dir.empty()) {
-    if (auto s = write_run_outputs(options.out_dir, options, *run, theory); !s) {
+    if (auto s = write_run_outputs(options.out_dir, *resolved, *run, theory); !s) {
       return fail(s.error().message);
     }
     fmt::print("{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json)\n",
                "outputs", options.out_dir.string());
   }
-  return run->stop_reason == "interrupted" ? 130 : 0;
+  return run->stop_reason == StopReason::kInterrupted ? 130 : 0;
 }
 
 }  // namespace stalesgd::cli

@@ -38,6 +38,13 @@ struct Split {
   }
 };
 
+// `size` contiguous samples (a minibatch, a view into a Split or a sampler's buffer): features row-major (size x input dim), one label each.
+struct Batch {
+  const float* features = nullptr;
+  const std::uint8_t* labels = nullptr;
+  int size = 0;
+};
+
 struct Dataset {
   std::string name;  // "mnist", "fashion-mnist", "cifar10"
   int num_classes = 10;

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "stalesgd/data/dataset.hpp"
-#include "stalesgd/model/model.hpp"
 #include "stalesgd/util/seed.hpp"
 
 namespace stalesgd {
@@ -24,8 +23,6 @@ class MinibatchSampler {
   // The next minibatch; valid until the next call.
   Batch next();
 
-  std::uint64_t epoch() const { return epoch_; }
-
  private:
   void reshuffle();
 
@@ -34,7 +31,6 @@ class MinibatchSampler {
   Rng rng_;
   std::vector<std::uint32_t> order_;  // the current epoch's permutation
   std::size_t cursor_ = 0;            // next position in order_
-  std::uint64_t epoch_ = 0;
   std::vector<float> features_;       // batch_size x dim, gathered rows
   std::vector<std::uint8_t> labels_;
 };

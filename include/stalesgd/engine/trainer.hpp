@@ -1,5 +1,6 @@
-// train(): runs one training job as TrainerOptions describe it, on the engine they select
-// (the sequential reference, real threads, or virtual time), and returns what it recorded.
+// train(): runs one training job as a ResolvedRun describes it, on the engine it selects (the
+// sequential reference, real threads with the server inline or on its own thread, Hogwild!, or
+// virtual time), and returns what it recorded.
 //
 // Thread safety: train() may be called from any thread; it owns every thread it starts and
 // joins them all before returning. `interrupt` may be set from a signal handler.
@@ -7,17 +8,21 @@
 
 #include <atomic>
 
+#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/dataset.hpp"
-#include "stalesgd/engine/trainer_options.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
 
-// Bad options are an Error. A run that diverged (a non-finite minibatch loss) stops there and
-// returns what it recorded with stop_reason "diverged" and `divergence` naming the iteration
-// and the likely cause (the CLI reports it as an error); an interrupted run returns what it
-// recorded with stop_reason "interrupted".
+// A run that diverged (a non-finite minibatch loss) stops there and returns what it recorded
+// with StopReason::kDiverged and `divergence` naming the iteration and the likely cause (the
+// CLI reports it as an error); an interrupted run returns what it recorded with kInterrupted.
+// An Error: the model does not fit the data, or the batch is larger than the training split.
+Result<RunRecord> train(const ResolvedRun& run, const Dataset& data,
+                        const std::atomic<bool>* interrupt = nullptr);
+
+// Resolves `options` first (an Error names the bad flag), then trains.
 Result<RunRecord> train(const TrainerOptions& options, const Dataset& data,
                         const std::atomic<bool>* interrupt = nullptr);
 

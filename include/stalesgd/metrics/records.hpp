@@ -4,11 +4,25 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace stalesgd {
+
+// Why a run ended: the first budget reached, or what cut it short.
+enum class StopReason {
+  kNone,         // still running
+  kIterations,   // --iterations updates applied
+  kTime,         // --time elapsed
+  kTargetError,  // a snapshot's test error reached --target-error
+  kInterrupted,  // Ctrl-C
+  kDiverged,     // a non-finite minibatch loss (RunRecord::divergence says where)
+  kFailed,       // an exception in one of the run's threads (rethrown to the caller)
+};
+// "iterations", "time", "target-error", "interrupted", "diverged", "failed" (summary.json, results.csv).
+const char* to_string(StopReason reason);
 
 struct UpdateRecord {
   std::uint64_t iteration = 0;  // the version this update produced (1, 2, ...)
@@ -53,7 +67,7 @@ struct RunRecord {
   std::vector<EvalRecord> evals;
   std::vector<WorkerRecord> workers;
   double wall_s = 0.0;      // length of the training phase
-  std::string stop_reason;  // "iterations", "time", "target-error", "interrupted", "diverged"
+  StopReason stop_reason = StopReason::kNone;
   std::string divergence;   // with "diverged": the iteration, the loss and the likely fix
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)

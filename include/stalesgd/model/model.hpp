@@ -21,13 +21,6 @@
 
 namespace stalesgd {
 
-// `size` contiguous samples: features row-major (size x input dim), one label each.
-struct Batch {
-  const float* features = nullptr;
-  const std::uint8_t* labels = nullptr;
-  int size = 0;
-};
-
 struct EvalResult {
   double loss = 0.0;   // mean cross-entropy (without the L2 term)
   double error = 0.0;  // fraction misclassified, in [0, 1]
@@ -78,6 +71,9 @@ struct ModelSpec {
   std::vector<int> hidden;       // mlp only: hidden layer sizes (default 128)
   float l2 = 0.0f;               // L2 coefficient lambda: adds lambda/2 * ||w||^2 (weights only)
 };
+
+// The spec with its defaults filled in (mlp without --hidden: one hidden layer of 128).
+ModelSpec with_defaults(ModelSpec spec);
 
 const std::vector<std::string>& model_names();
 

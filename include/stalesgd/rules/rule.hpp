@@ -64,16 +64,34 @@ class Rule {
   int pending_ = 0;
 };
 
+// The six rules of the paper (docs/rules.md).
+enum class RuleKind { kSync, kKSync, kKBatchSync, kAsync, kKAsync, kKBatchAsync };
+
 // --rule and --k as the user gave them; k = 0 means "the rule's default" (P for sync, 1 for async).
 struct RuleSpec {
   std::string name = "sync";
   int k = 0;
 };
 
-const std::vector<std::string>& rule_names();
+// A validated rule: its kind, P and the effective K (sync: P, async: 1).
+struct RuleConfig {
+  RuleKind kind = RuleKind::kSync;
+  int workers = 1;
+  int k = 1;
+  // True for the rules whose staleness is always 0 (sync, k-sync, k-batch-sync).
+  bool synchronous() const;
+};
 
-// Validates name, P and K (1 <= K <= P; sync implies K = P, async K = 1) and builds the rule.
-// Errors are one line naming the problem and the fix.
-Result<std::unique_ptr<Rule>> make_rule(const RuleSpec& spec, int workers);
+const std::vector<std::string>& rule_names();
+std::string_view to_string(RuleKind kind);
+// "k-sync" -> RuleKind::kKSync; the error lists the rules.
+Result<RuleKind> parse_rule_kind(std::string_view name);
+
+// Validates name, P and K (1 <= K <= P; sync implies K = P, async K = 1). Errors are one line
+// naming the problem and the fix.
+Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers);
+
+// A fresh state machine for a validated rule (one per run: it holds the round's state).
+std::unique_ptr<Rule> make_rule(const RuleConfig& config);
 
 }  // namespace stalesgd

@@ -8,10 +8,9 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "stalesgd/engine/trainer_options.hpp"
+#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/rules/rule.hpp"
+#include "stalesgd/straggler/delay_mode.hpp"
 #include "stalesgd/straggler/distribution.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/util/result.hpp"
@@ -38,8 +37,7 @@ struct ClosedForm {
 //   k-async/async      (H_P - H_{P-K}) / mu                (exponential only; shifted-exp: <= E[X_{K:P}])
 //   k-batch-async      K E[X] / P                          (any distribution, renewal argument)
 // nullopt where the paper gives none.
-std::optional<ClosedForm> closed_form_runtime(std::string_view rule, int workers, int k,
-                                              const Distribution& x);
+std::optional<ClosedForm> closed_form_runtime(const RuleConfig& rule, const Distribution& x);
 
 struct MonteCarloEstimate {
   double seconds = 0.0;     // mean time per iteration (steady state)
@@ -51,14 +49,29 @@ struct MonteCarloEstimate {
 // Simulates `iterations` updates of the rule (after a warm-up of 10 P updates) on the
 // discrete-event clock with `profile`'s delays (any spec: overrides, time changes, traces) and
 // estimates E[T] with a 95% interval from 32 batch means.
-Result<MonteCarloEstimate> monte_carlo_runtime(const RuleSpec& rule, int workers,
+Result<MonteCarloEstimate> monte_carlo_runtime(const RuleConfig& rule,
                                                const StragglerProfile& profile,
                                                std::uint64_t iterations, std::uint64_t seed,
                                                DelayMode mode = DelayMode::kPad,
                                                double compute_s = 0.0);
 
-// The theory's prediction for a training run, as summary.json's "theory" object:
-// {"seconds_per_iteration", "method", "formula", "monte_carlo": {...}}; null when it cannot say.
-nlohmann::json predict_for_run(const TrainerOptions& options, std::uint64_t mc_iterations = 20000);
+enum class PredictionMethod { kClosedForm, kMonteCarlo };
+// "closed form", "monte carlo" (summary.json, results.csv).
+const char* to_string(PredictionMethod method);
+
+// The theory's prediction for a training run (summary.json's "theory", the race's columns).
+struct RuntimePrediction {
+  double seconds_per_iteration = 0.0;
+  PredictionMethod method = PredictionMethod::kClosedForm;
+  std::string formula;                // the closed form used, or the bound's; "" for none
+  std::optional<double> upper_bound;  // a closed-form bound when Monte Carlo gave the value
+  std::optional<MonteCarloEstimate> monte_carlo;
+};
+
+// The closed form where it is exact, else Monte Carlo with `mc_iterations` updates (per-minibatch
+// time X only; the virtual clock's --compute-time is modelled). nullopt for the sequential
+// trainer and for delays with no positive mean.
+std::optional<RuntimePrediction> predict_runtime(const ResolvedRun& run,
+                                                 std::uint64_t mc_iterations = 20000);
 
 }  // namespace stalesgd

@@ -1,29 +1,29 @@
-#include "stalesgd/engine/trainer_options.hpp"
+// ResolvedRun::resolve: the one place a run's options are validated and parsed.
+#include "stalesgd/config/resolved_run.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "stalesgd/data/catalog.hpp"
-#include "stalesgd/lr/learning_rate.hpp"
-#include "stalesgd/straggler/profile.hpp"
 
 namespace stalesgd {
 
-const char* to_string(ClockKind clock) { return clock == ClockKind::kReal ? "real" : "virtual"; }
-const char* to_string(DelayMode mode) { return mode == DelayMode::kPad ? "pad" : "add"; }
-
-Status validate(const TrainerOptions& o) {
-  if (auto s = check_dataset_name(o.dataset); !s) return s;
+Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
+  if (auto s = check_dataset_name(o.dataset); !s) return s.error();
   if (o.workers < 1 || o.workers > 4096) {
     return Error{fmt::format("--workers {} is out of range; use 1 to 4096", o.workers)};
   }
-  if (auto rule = make_rule(o.rule, o.workers); !rule) return rule.error();
+  auto rule = resolve_rule(o.rule, o.workers);
+  if (!rule) return rule.error();
   if (o.batch < 1 || o.batch > 65536) {
     return Error{fmt::format("--batch {} must be a positive number of samples, e.g. --batch 32", o.batch)};
   }
-  if (auto lr = make_learning_rate(o.lr, o.lr_rule); !lr) return lr.error();
-  if (auto delay = StragglerProfile::parse(o.delay, o.workers, o.delay_base_dir); !delay) return delay.error();
+  auto lr = make_learning_rate(o.lr, o.lr_rule);
+  if (!lr) return lr.error();
+  // The one parse of the delay spec in a run: trace files are read here and nowhere else.
+  auto delays = StragglerProfile::parse(o.delay, o.workers, o.delay_base_dir);
+  if (!delays) return delays.error();
   if (!(o.model.l2 >= 0.0f) || !std::isfinite(o.model.l2)) {
     return Error{fmt::format("--l2 {} must be >= 0", o.model.l2)};
   }
@@ -34,7 +34,7 @@ Status validate(const TrainerOptions& o) {
     if (!(o.adasync_every_s > 0.0) || !std::isfinite(o.adasync_every_s)) {
       return Error{"--adasync-every must be a positive duration such as 5s"};
     }
-    if (o.rule.name != "k-sync" && o.rule.name != "k-async") {
+    if (rule->kind != RuleKind::kKSync && rule->kind != RuleKind::kKAsync) {
       return Error{fmt::format("--adasync-every adapts K for k-sync and k-async, not {}; use "
                                "--rule k-sync or --rule k-async with --k K0",
                                o.rule.name)};
@@ -56,12 +56,31 @@ Status validate(const TrainerOptions& o) {
     return Error{"--eval-every must be a positive duration such as 0.5s"};
   }
   if (o.sequential) {
-    if (o.workers != 1 || o.rule.name != "sync" || o.delay != "none" || o.clock != ClockKind::kReal) {
+    if (o.workers != 1 || rule->kind != RuleKind::kSync || o.delay != "none" ||
+        o.clock != ClockKind::kReal) {
       return Error{"--sequential is plain SGD in one thread: it takes --workers 1, --rule sync, "
                    "no --delay and the real clock; drop --sequential to use the parameter server"};
     }
   }
-  return {};
+  if (o.server == ServerPlacement::kHogwild && rule->kind != RuleKind::kAsync) {
+    return Error{fmt::format("--server hogwild has no server to collect K gradients, so it runs "
+                             "--rule async only, not {}; use --server inline or thread",
+                             o.rule.name)};
+  }
+  if (o.server != ServerPlacement::kInline && (o.clock == ClockKind::kVirtual || o.sequential)) {
+    return Error{fmt::format("--server {} places the server on the real clock's threads; the "
+                             "{} has none: drop --server",
+                             to_string(o.server),
+                             o.sequential ? "sequential trainer" : "virtual clock")};
+  }
+  if (o.clock == ClockKind::kReal && o.compute_time_s != 0.0) {
+    return Error{"--compute-time models a gradient's compute on the virtual clock; on the real "
+                 "clock compute takes what it takes: drop --compute-time or add --clock virtual"};
+  }
+  o.rule.k = rule->k;
+  o.model = with_defaults(o.model);
+  std::shared_ptr<const LearningRate> shared_lr = std::move(lr).value();
+  return ResolvedRun(std::move(o), *rule, std::move(delays).value(), std::move(shared_lr));
 }
 
 }  // namespace stalesgd

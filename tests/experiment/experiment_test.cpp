@@ -1,6 +1,6 @@
 // Experiment files: shared keys and per-run overrides, seeds, slugs, and errors that name the
 // file, the line and the key.
-#include "stalesgd/engine/experiment.hpp"
+#include "stalesgd/experiment/experiment.hpp"
 
 #include <fstream>
 
@@ -48,9 +48,9 @@ TEST_CASE("experiment: shared keys, overrides, seeds and slugs", "[experiment]")
   CHECK(ex->name == "demo");
   REQUIRE(ex->runs.size() == 4);
   CHECK(ex->runs[0].label == "sync (seed 1)");
-  CHECK(ex->runs[1].options.seed == 2);
+  CHECK(ex->runs[1].options().seed == 2);
   CHECK(ex->runs[0].slug == "sync-seed-1");
-  const auto& o = ex->runs[2].options;
+  const auto& o = ex->runs[2].options();
   CHECK(ex->runs[2].slug == "k-async-k-2-seed-1");
   CHECK(o.rule.name == "k-async");
   CHECK(o.rule.k == 2);
@@ -60,7 +60,7 @@ TEST_CASE("experiment: shared keys, overrides, seeds and slugs", "[experiment]")
   CHECK(o.adasync_every_s == 1.0);
   CHECK(o.clock == ClockKind::kVirtual);
   CHECK(o.time_s == 2.0);
-  CHECK(ex->runs[0].options.clock == ClockKind::kReal);
+  CHECK(ex->runs[0].options().clock == ClockKind::kReal);
   CHECK(o.delay_base_dir == dir.path());
 }
 

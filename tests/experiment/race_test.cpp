@@ -1,5 +1,5 @@
 // The race: runs in sequence into subfolders, results.csv and the markdown table.
-#include "stalesgd/engine/race.hpp"
+#include "stalesgd/experiment/race.hpp"
 
 #include <fstream>
 
@@ -34,7 +34,7 @@ TEST_CASE("a virtual-clock race writes every run and the results table", "[exper
   CHECK(async.iterations > 3 * sync.iterations);
   REQUIRE(async.time_to_target_s.has_value());
   CHECK(async.mean_staleness > 1.0);
-  CHECK(sync.predicted_method == "closed form");
+  CHECK(sync.predicted_method == PredictionMethod::kClosedForm);
   for (const char* f : {"sync/summary.json", "async/gradients.csv", "results.csv"}) {
     CHECK(std::filesystem::exists(dir / "out" / f));
   }
@@ -73,10 +73,10 @@ TEST_CASE("a diverging run is recorded as diverged and the race goes on", "[expe
   auto outcome = run_race(*ex, dir / "out");
   REQUIRE(outcome.ok());
   REQUIRE(outcome->rows.size() == 2);
-  CHECK(outcome->rows[0].stop_reason == "diverged");
+  CHECK(outcome->rows[0].stop_reason == StopReason::kDiverged);
   CHECK_THAT(outcome->rows[0].divergence, Contains("training diverged at iteration"));
   CHECK_FALSE(outcome->rows[0].final_test_error.has_value());
-  CHECK(outcome->rows[1].stop_reason == "time");
+  CHECK(outcome->rows[1].stop_reason == StopReason::kTime);
   CHECK(outcome->rows[1].final_test_error.has_value());
   CHECK_THAT(results_markdown(outcome->rows, 0.0), Contains("| boom | async | 1 | — | diverged |"));
 }

@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "stalesgd/engine/experiment.hpp"
+#include "stalesgd/experiment/experiment.hpp"
+#include "stalesgd/metrics/records.hpp"
+#include "stalesgd/rules/rule.hpp"
+#include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
@@ -19,8 +22,8 @@ namespace stalesgd {
 struct RaceRow {
   std::string label;
   std::string slug;
-  std::string rule;
-  int k = 0;
+  RuleKind rule = RuleKind::kSync;
+  int k = 0;  // the effective K
   std::uint64_t seed = 0;
   std::string clock;
   std::uint64_t iterations = 0;
@@ -29,14 +32,14 @@ struct RaceRow {
   std::optional<double> final_test_error;
   double seconds_per_iteration = 0.0;
   std::optional<double> predicted_seconds_per_iteration;
-  std::string predicted_method;
+  PredictionMethod predicted_method = PredictionMethod::kClosedForm;  // with a prediction
   double mean_staleness = 0.0;
   double p95_staleness = 0.0;
   std::uint64_t gradients_started = 0;
   std::uint64_t gradients_applied = 0;
   std::uint64_t gradients_cancelled = 0;
   double wasted_fraction = 0.0;  // cancelled / started: work thrown away
-  std::string stop_reason;
+  StopReason stop_reason = StopReason::kNone;
   std::string divergence;  // with stop_reason "diverged": why (the run's outputs are kept, marked)
 };
 

@@ -1,13 +1,13 @@
 // Experiment: a race read from a TOML file — what the runs share (data set, model, workers,
 // delays, budget, seeds, ...) and the list of runs (rule, K, learning-rate rule, label), each
-// resolved to a complete TrainerOptions. Every error names the file, the line and the key.
+// resolved to a complete ResolvedRun. Every error names the file, the line and the key.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "stalesgd/engine/trainer_options.hpp"
+#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
@@ -15,7 +15,8 @@ namespace stalesgd {
 struct ExperimentRun {
   std::string label;  // as written, with " (seed N)" when the experiment has several seeds
   std::string slug;   // the run's subfolder name: label in lower case, [a-z0-9-] only, unique
-  TrainerOptions options;
+  ResolvedRun run;     // validated and parsed once, when the file is loaded
+  const TrainerOptions& options() const { return run.options(); }
 };
 
 struct Experiment {

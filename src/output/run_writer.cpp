@@ -1,4 +1,5 @@
-#include "stalesgd/metrics/run_writer.hpp"
+// The run's output files and summary.json (the JSON is built here: no JSON in public headers).
+#include "stalesgd/output/run_writer.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -6,41 +7,38 @@
 #include <fmt/format.h>
 #include <fmt/os.h>
 
+#include "config/option_table.hpp"
+#include <nlohmann/json.hpp>
+
 namespace stalesgd {
 namespace fs = std::filesystem;
 
-nlohmann::json options_to_json(const TrainerOptions& o) {
+namespace {
+
+nlohmann::json theory_json(const std::optional<RuntimePrediction>& theory) {
+  if (!theory) return nullptr;
   nlohmann::json j;
-  j["dataset"] = o.dataset;
-  j["model"] = o.model.name;
-  if (o.model.name == "mlp") j["hidden"] = o.model.hidden;
-  j["l2"] = o.model.l2;
-  j["rule"] = o.rule.name;
-  j["k"] = o.rule.k;
-  j["workers"] = o.workers;
-  j["batch"] = o.batch;
-  j["lr"] = o.lr;
-  j["lr_rule"] = o.lr_rule;
-  j["delay"] = o.delay;
-  j["delay_mode"] = to_string(o.delay_mode);
-  j["seed"] = o.seed;
-  j["adasync_every_s"] = o.adasync_every_s;
-  j["compute_time_s"] = o.compute_time_s;
-  j["iterations"] = o.iterations;
-  j["time_s"] = o.time_s;
-  j["target_error"] = o.target_error;
-  j["clock"] = o.sequential ? "sequential" : to_string(o.clock);
-  j["eval_every_s"] = o.eval_every_s;
+  j["note"] = "per-minibatch time X only: compute time is not modelled";
+  j["seconds_per_iteration"] = theory->seconds_per_iteration;
+  j["method"] = to_string(theory->method);
+  if (!theory->formula.empty()) j["formula"] = theory->formula;
+  if (theory->upper_bound) j["upper_bound"] = *theory->upper_bound;
+  if (const auto& mc = theory->monte_carlo) {
+    j["monte_carlo"] = {{"seconds_per_iteration", mc->seconds},
+                        {"ci95", mc->ci95},
+                        {"iterations", mc->iterations},
+                        {"mean_staleness", mc->mean_staleness}};
+  }
   return j;
 }
 
-nlohmann::json run_summary(const TrainerOptions& options, const RunRecord& run,
-                           const nlohmann::json& theory) {
+nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
+                           const std::optional<RuntimePrediction>& theory) {
   nlohmann::json j;
-  j["config"] = options_to_json(options);
+  j["config"] = options_to_json(config.options());
   j["model"] = run.model;
   j["num_params"] = run.num_params;
-  j["stop_reason"] = run.stop_reason;
+  j["stop_reason"] = to_string(run.stop_reason);
   if (!run.divergence.empty()) j["divergence"] = run.divergence;
   j["iterations"] = run.updates.empty() ? 0 : run.updates.back().iteration;
   j["wall_s"] = run.wall_s;
@@ -62,11 +60,9 @@ nlohmann::json run_summary(const TrainerOptions& options, const RunRecord& run,
   j["time_to_target_s"] =
       run.time_to_target_s ? nlohmann::json(*run.time_to_target_s) : nlohmann::json(nullptr);
   j["param_buffers"] = run.param_buffers;
-  j["theory"] = theory;
+  j["theory"] = theory_json(theory);
   return j;
 }
-
-namespace {
 
 // Writes through a temporary file and renames, so a crash never leaves a truncated output.
 template <class Fn>
@@ -90,8 +86,8 @@ Status write_file(const fs::path& path, Fn&& body) {
 
 }  // namespace
 
-Status write_run_outputs(const fs::path& dir, const TrainerOptions& options, const RunRecord& run,
-                         const nlohmann::json& theory) {
+Status write_run_outputs(const fs::path& dir, const ResolvedRun& config, const RunRecord& run,
+                         const std::optional<RuntimePrediction>& theory) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
@@ -130,7 +126,7 @@ Status write_run_outputs(const fs::path& dir, const TrainerOptions& options, con
   });
   if (!s) return s;
   return write_file(dir / "summary.json", [&](std::FILE* f) {
-    fmt::print(f, "{}\n", run_summary(options, run, theory).dump(2));
+    fmt::print(f, "{}\n", run_summary(config, run, theory).dump(2));
   });
 }
 

@@ -9,13 +9,19 @@
 
 #include "stalesgd/model/model.hpp"
 #include "stalesgd/rules/rule.hpp"
+#include "stalesgd/straggler/delay_mode.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
 
 enum class ClockKind { kReal, kVirtual };
-// pad: a minibatch takes max(compute, X); add: compute + X (DESIGN.md §2).
-enum class DelayMode { kPad, kAdd };
+
+// Where the parameter server runs on the real clock (docs/architecture.md, "Server placement").
+enum class ServerPlacement {
+  kInline,   // the worker that delivers a gradient runs the server's step under the server lock
+  kThread,   // a dedicated server thread; gradients arrive on a concurrent queue
+  kHogwild,  // async only: no server, workers update the shared parameters in place, lock-free
+};
 
 struct TrainerOptions {
   // --- Behaviour: what is trained, and by which rule.
@@ -43,6 +49,7 @@ struct TrainerOptions {
   // --- Engine and measurement.
   ClockKind clock = ClockKind::kReal;     // real threads and sleeps, or a discrete-event clock
   double compute_time_s = 0.0;            // virtual clock: seconds one gradient's compute takes
+  ServerPlacement server = ServerPlacement::kInline;  // real clock: where the server runs
   bool sequential = false;                // plain SGD in one thread, no server: the reference
                                           // that P = 1 sync must match bit for bit
   double eval_every_s = 0.5;              // seconds between parameter snapshots
@@ -59,6 +66,6 @@ struct TrainerOptions {
 Status validate(const TrainerOptions& options);
 
 const char* to_string(ClockKind clock);
-const char* to_string(DelayMode mode);
+const char* to_string(ServerPlacement server);
 
 }  // namespace stalesgd

@@ -1,4 +1,4 @@
-#include "stalesgd/engine/race.hpp"
+#include "stalesgd/experiment/race.hpp"
 
 #include <cstdio>
 #include <map>
@@ -7,7 +7,8 @@
 
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
-#include "stalesgd/metrics/run_writer.hpp"
+#include "stalesgd/config/resolved_run.hpp"
+#include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd {
@@ -15,13 +16,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-RaceRow make_row(const ExperimentRun& r, const RunRecord& run, const nlohmann::json& theory) {
-  const auto& o = r.options;
+RaceRow make_row(const ExperimentRun& r, const ResolvedRun& resolved, const RunRecord& run,
+                 const std::optional<RuntimePrediction>& theory) {
+  const auto& o = resolved.options();
   RaceRow row;
   row.label = r.label;
   row.slug = r.slug;
-  row.rule = o.rule.name;
-  row.k = o.rule.k != 0 ? o.rule.k : (o.rule.name == "async" ? 1 : o.workers);
+  row.rule = resolved.rule().kind;
+  row.k = resolved.rule().k;
   row.seed = o.seed;
   row.clock = to_string(o.clock);
   row.iterations = run.updates.empty() ? 0 : run.updates.back().iteration;
@@ -29,9 +31,9 @@ RaceRow make_row(const ExperimentRun& r, const RunRecord& run, const nlohmann::j
   row.time_to_target_s = run.time_to_target_s;
   if (!run.evals.empty()) row.final_test_error = run.evals.back().test_error;
   row.seconds_per_iteration = seconds_per_iteration(run);
-  if (theory.is_object() && theory.contains("seconds_per_iteration")) {
-    row.predicted_seconds_per_iteration = theory["seconds_per_iteration"].get<double>();
-    row.predicted_method = theory.value("method", std::string());
+  if (theory) {
+    row.predicted_seconds_per_iteration = theory->seconds_per_iteration;
+    row.predicted_method = theory->method;
   }
   const auto st = staleness_stats(run);
   row.mean_staleness = st.mean;
@@ -44,7 +46,7 @@ RaceRow make_row(const ExperimentRun& r, const RunRecord& run, const nlohmann::j
                             ? static_cast<double>(row.gradients_cancelled) / row.gradients_started
                             : 0.0;
   row.stop_reason = run.stop_reason;
-  if (run.stop_reason == "diverged") row.final_test_error.reset();
+  if (run.stop_reason == StopReason::kDiverged) row.final_test_error.reset();
   row.divergence = run.divergence;
   return row;
 }
@@ -67,23 +69,23 @@ Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
   // Each data set once, shared by the runs that use it.
   std::map<std::pair<std::string, std::string>, Dataset> data;
   for (const auto& r : ex.runs) {
-    const auto key = std::make_pair(r.options.dataset, r.options.data_dir.string());
+    const auto key = std::make_pair(r.options().dataset, r.options().data_dir.string());
     if (data.count(key)) continue;
-    auto ds = load_dataset(r.options.dataset, r.options.data_dir);
+    auto ds = load_dataset(r.options().dataset, r.options().data_dir);
     if (!ds) return ds.error();
     data.emplace(key, std::move(ds).value());
   }
   RaceOutcome outcome;
   for (std::size_t i = 0; i < ex.runs.size(); ++i) {
     const auto& r = ex.runs[i];
-    const auto& ds = data.at({r.options.dataset, r.options.data_dir.string()});
-    auto run = train(r.options, ds, interrupt);
+    const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
+    auto run = train(r.run, ds, interrupt);
     if (!run) return Error{fmt::format("run '{}': {}", r.label, run.error().message)};
-    const auto theory = predict_for_run(r.options);
-    if (auto s = write_run_outputs(out_dir / r.slug, r.options, *run, theory); !s) return s.error();
-    outcome.rows.push_back(make_row(r, *run, theory));
+    const auto theory = predict_runtime(r.run);
+    if (auto s = write_run_outputs(out_dir / r.slug, r.run, *run, theory); !s) return s.error();
+    outcome.rows.push_back(make_row(r, r.run, *run, theory));
     if (on_run_done) on_run_done(i, outcome.rows.back());
-    if (run->stop_reason == "interrupted") {
+    if (run->stop_reason == StopReason::kInterrupted) {
       outcome.interrupted = true;
       break;
     }
@@ -105,11 +107,12 @@ Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows)
     std::string label = r.label;
     for (std::size_t p = 0; (p = label.find('"', p)) != std::string::npos; p += 2) label.insert(p, "\"");
     fmt::print(f, "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}\n",
-               label, r.slug, r.rule, r.k, r.seed, r.clock, r.iterations, r.wall_s,
+               label, r.slug, to_string(r.rule), r.k, r.seed, r.clock, r.iterations, r.wall_s,
                opt(r.time_to_target_s), opt(r.final_test_error), r.seconds_per_iteration,
-               opt(r.predicted_seconds_per_iteration), r.predicted_method, r.mean_staleness,
-               r.p95_staleness, r.gradients_started, r.gradients_applied, r.gradients_cancelled,
-               r.wasted_fraction, r.stop_reason);
+               opt(r.predicted_seconds_per_iteration),
+               r.predicted_seconds_per_iteration ? to_string(r.predicted_method) : "",
+               r.mean_staleness, r.p95_staleness, r.gradients_started, r.gradients_applied,
+               r.gradients_cancelled, r.wasted_fraction, to_string(r.stop_reason));
   }
   const bool bad = std::ferror(f) != 0;
   std::fclose(f);
@@ -127,15 +130,15 @@ std::string results_markdown(const std::vector<RaceRow>& rows, double target_err
   out += "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : rows) {
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {:.5f} | {} | {:.2f} | {:.1f}% |\n", r.label, r.rule, r.k,
+        "| {} | {} | {} | {} | {} | {:.5f} | {} | {:.2f} | {:.1f}% |\n", r.label, to_string(r.rule), r.k,
         r.time_to_target_s ? fmt::format("{:.2f}", *r.time_to_target_s) : std::string("—"),
-        r.stop_reason == "diverged" ? std::string("diverged")
+        r.stop_reason == StopReason::kDiverged ? std::string("diverged")
         : r.final_test_error        ? fmt::format("{:.4f}", *r.final_test_error)
                                     : std::string("—"),
         r.seconds_per_iteration,
         r.predicted_seconds_per_iteration
             ? fmt::format("{:.5f} ({})", *r.predicted_seconds_per_iteration,
-                          r.predicted_method == "closed form" ? "closed" : "MC")
+                          r.predicted_method == PredictionMethod::kClosedForm ? "closed" : "MC")
             : std::string("—"),
         r.mean_staleness, 100.0 * r.wasted_fraction);
   }

@@ -1,0 +1,81 @@
+// The options of `stalesgd train`, each declared once: its flag, type, default, help text and
+// how it reads and writes TrainerOptions. The CLI (tools/cli/args.cpp), the TOML experiment
+// loader and summary.json's "config" object are all driven by this one table.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <toml++/toml.h>
+#include <nlohmann/json_fwd.hpp>
+
+#include "stalesgd/config/trainer_options.hpp"
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd {
+
+enum class OptionType {
+  kString,
+  kInteger,   // signed, within [min, max]
+  kUnsigned,  // >= 0
+  kNumber,    // a finite floating-point number (TOML integers widen)
+  kDuration,  // "20s", "500ms" (parse_duration); seconds in TrainerOptions and JSON
+  kChoice,    // one of `choices`
+  kIntList,   // integers in [min, max]: "256,128" on the CLI, [256, 128] in TOML and JSON
+  kSwitch,    // a flag without a value on the CLI, a boolean in TOML and JSON
+};
+
+// A parsed value, in the representation of its type: kInteger int64, kUnsigned uint64,
+// kNumber and kDuration double (seconds), kString and kChoice string, kIntList vector, kSwitch
+// bool.
+using OptionValue =
+    std::variant<bool, std::int64_t, std::uint64_t, double, std::string, std::vector<int>>;
+
+struct OptionDecl {
+  std::string_view name;  // the CLI flag without "--"; the TOML and JSON key is option_key()
+  OptionType type = OptionType::kString;
+  std::string_view default_text;  // what --help shows; parses to TrainerOptions{}'s value.
+                                  // Empty: no default worth writing (--k, --hidden, --out)
+  std::string_view help;
+  std::string_view group;  // the --help section
+  bool toml = true;        // also an experiment-file key
+  bool json = true;        // recorded in summary.json's "config"
+  std::int64_t min = 0;    // kInteger, kIntList (each element): the bounds
+  std::int64_t max = 0;
+  std::vector<std::string_view> choices;  // kChoice words
+  std::string_view expects;  // what a valid value is, for errors; empty: derived from the type
+  void (*set)(TrainerOptions&, const OptionValue&) = nullptr;
+  // The value in `options`; nullopt leaves it out of the JSON (hidden for a model without any).
+  std::optional<OptionValue> (*get)(const TrainerOptions&) = nullptr;
+};
+
+// Every option of `stalesgd train`, in --help order.
+std::span<const OptionDecl> train_options();
+
+// The declaration whose flag is `name` ("eval-every"), or null.
+const OptionDecl* find_option(std::string_view name);
+
+// The TOML and JSON key: the flag with '-' replaced by '_' ("eval_every").
+std::string option_key(const OptionDecl& option);
+
+// Parses `text` as the CLI gives it and sets the option; a switch takes "true" or "false". The
+// error names the flag and the value: "--time '5': time '5' has no unit; ...".
+Status set_from_text(const OptionDecl& option, std::string_view text, TrainerOptions& options);
+
+// A switch given (on) or not (off) on the command line.
+void set_switch(const OptionDecl& option, bool on, TrainerOptions& options);
+
+// Sets the option from a TOML value of the matching type (no conversion from strings). The
+// error is "must be ..." for the caller to prefix with the file, line and key.
+Status set_from_toml(const OptionDecl& option, const toml::node& node, TrainerOptions& options);
+
+// summary.json's "config": every recorded option under its key. Durations are seconds, choices
+// their words; `clock` reads "sequential" for --sequential runs.
+nlohmann::json options_to_json(const TrainerOptions& options);
+
+}  // namespace stalesgd

@@ -1,0 +1,299 @@
+// Hogwild! (Recht et al. 2011) for --server hogwild, async only: no server and no lock on the
+// parameter path; P workers read and update one shared parameter vector in place.
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "engine/run_context.hpp"
+#include "engine/run_supervisor.hpp"
+#include "stalesgd/data/sampler.hpp"
+#include "stalesgd/straggler/profile.hpp"
+#include "stalesgd/util/seed.hpp"
+
+namespace stalesgd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Seconds = std::chrono::duration<double>;
+
+// A relaxed float load or store must be a plain move, on the vector's own floats.
+static_assert(std::atomic_ref<float>::is_always_lock_free);
+static_assert(std::atomic_ref<float>::required_alignment == alignof(float));
+
+// HogwildEngine: P workers and the supervisor's view of them. Thread safety and memory model:
+// params_ is read and written by every thread at once with no lock, always through
+// std::atomic_ref<float>, memory_order_relaxed, plain loads and stores (never fetch_add). That
+// makes the concurrent access well-defined C++ (no data race, so no undefined behaviour) and
+// keeps ThreadSanitizer meaningful (it reports only real races elsewhere), and on x86 each is a
+// plain move. The price is Hogwild!'s premise: a reader may see a mix of versions, and two
+// workers' load + store of one element may lose an update. The model reads with plain loads, so
+// a worker computes on its own copy, its w_tau (one pass over n floats per minibatch, small
+// next to a gradient). version_ counts updates claimed: it labels reads and publishes nothing.
+// A stop gate (Worker::applying against stopping_) claims no update once the run stops and
+// applies every claim below the budget: updates.csv numbers 1..N with no gaps. Each worker's
+// records belong to its thread; the caller reads them after join().
+class HogwildEngine final : public SupervisedEngine {
+ public:
+  explicit HogwildEngine(RunContext& ctx)
+      : ctx_(ctx),
+        o_(ctx.options),
+        lr_rule_(ctx.run.learning_rate()),
+        params_(ctx.initial),
+        scratch_(params_.size()) {
+    for (int w = 0; w < o_.workers; ++w) workers_.push_back(std::make_unique<Worker>(ctx, w));
+  }
+
+  Result<RunRecord> run();
+
+  StopReason wait_until(Clock::time_point deadline) override {
+    std::unique_lock lock(stop_mu_);
+    stop_cv_.wait_until(lock, deadline, [&] { return reason_ != StopReason::kNone; });
+    return reason_;
+  }
+
+  // An inconsistent snapshot, like every Hogwild! read: elements may come from different
+  // versions; the version (updates claimed, read first, capped at the budget) only labels it.
+  void inspect(const Look& look) override {
+    std::uint64_t v = version_.load(std::memory_order_relaxed);
+    if (o_.iterations > 0) v = std::min(v, o_.iterations);
+    for (std::size_t i = 0; i < scratch_.size(); ++i) scratch_[i] = load(i);
+    look(v, scratch_);
+  }
+
+  StopReason stop(StopReason reason) override {
+    const StopReason holds = request_stop(reason);
+    // Waits out the updates already past the gate (microseconds): none is recorded after this.
+    for (const auto& w : workers_) {
+      while (w->applying.load(std::memory_order_seq_cst)) std::this_thread::yield();
+    }
+    return holds;
+  }
+
+  double mean_staleness() override {
+    std::uint64_t sum = 0, n = 0;
+    for (const auto& w : workers_) {
+      sum += w->staleness_sum.load(std::memory_order_relaxed);
+      n += w->applied.load(std::memory_order_relaxed);
+    }
+    return n == 0 ? 0.0 : static_cast<double>(sum) / static_cast<double>(n);
+  }
+
+ private:
+  // alignas(64): each worker writes its atomics on every update; no false sharing.
+  struct alignas(64) Worker {
+    Worker(RunContext& ctx, int w)
+        : copy(ctx.initial.size()),
+          grad(ctx.initial.size()),
+          ws(ctx.model->make_workspace(ctx.options.batch)),
+          sampler(ctx.data.train, ctx.options.batch,
+                  derive_seed(ctx.options.seed, SeedStream::kSampler, w)),
+          delays(ctx.run.delays(), w, ctx.options.seed) {
+      stats.worker = w;
+    }
+    // Set from the worker's stop check to the end of its update. seq_cst, as stopping_: a
+    // Dekker handshake, so either the worker sees the stop or stop() sees it and waits.
+    std::atomic<bool> applying{false};
+    // For the progress line only (relaxed: approximate figures, nothing published by them).
+    std::atomic<std::uint64_t> applied{0};
+    std::atomic<std::uint64_t> staleness_sum{0};
+    // Owned by the worker thread; read by the caller after join().
+    std::vector<float> copy;  // w_tau: this worker's read of params_
+    std::vector<float> grad;
+    std::unique_ptr<Workspace> ws;
+    MinibatchSampler sampler;
+    DelaySampler delays;
+    WorkerRecord stats;
+    std::vector<UpdateRecord> updates;
+    std::vector<GradientRecord> gradients;
+  };
+
+  float load(std::size_t i) {
+    return std::atomic_ref<float>(params_[i]).load(std::memory_order_relaxed);
+  }
+  double since_start(Clock::time_point t) const { return Seconds(t - start_).count(); }
+
+  void worker_main(Worker& me);
+  void worker_loop(Worker& me);
+  // Delivers one gradient: false when the worker must exit (the run stops, the budget is spent).
+  bool push(Worker& me, std::uint64_t computed_on, float loss);
+  // Sleeps until `until`; false when the run stops first.
+  bool sleep_until(Clock::time_point until) {
+    if (Clock::now() >= until) return !stopping_.load(std::memory_order_relaxed);
+    return wait_until(until) == StopReason::kNone;
+  }
+  // Sets the stop reason unless one holds (the first wins), keeps the first worker exception,
+  // wakes every sleeper; returns the reason that holds. Workers call it: it skips the gate.
+  StopReason request_stop(StopReason reason, std::string divergence = {},
+                          std::exception_ptr error = nullptr) {
+    std::unique_lock lock(stop_mu_);
+    if (error && !failure_) failure_ = error;
+    if (reason_ == StopReason::kNone) {
+      reason_ = reason;
+      divergence_ = std::move(divergence);
+      stopping_.store(true, std::memory_order_seq_cst);
+    }
+    const StopReason holds = reason_;
+    lock.unlock();
+    stop_cv_.notify_all();
+    return holds;
+  }
+
+  RunContext& ctx_;
+  const TrainerOptions& o_;
+  const LearningRate& lr_rule_;  // immutable: rate() is safe from any thread
+  std::vector<float> params_;    // the shared w: only through atomic_ref while workers run
+  std::vector<float> scratch_;   // the supervisor's snapshot buffer
+  std::vector<std::unique_ptr<Worker>> workers_;
+  // Updates claimed. fetch_add hands out distinct numbers 0, 1, 2, ... whatever the order
+  // (every RMW reads the latest value), and a worker's load before its own fetch_add never
+  // reads a later value (coherence), so staleness j - computed_on >= 0. Relaxed is enough:
+  // the counter publishes no data (each element of params_ is its own atomic).
+  std::atomic<std::uint64_t> version_{0};
+  // The stop flag, polled by workers and the model between layers. seq_cst: the other half
+  // of the gate's handshake; written only under stop_mu_, so cv waiters cannot miss it.
+  std::atomic<bool> stopping_{false};
+  Clock::time_point start_;  // written before the workers start
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;        // wakes sleepers and the supervisor on a stop
+  StopReason reason_ = StopReason::kNone;  // GUARDED_BY(stop_mu_)
+  std::string divergence_;                 // GUARDED_BY(stop_mu_)
+  std::exception_ptr failure_;             // GUARDED_BY(stop_mu_): the first worker exception
+};
+
+void HogwildEngine::worker_main(Worker& me) {
+  // Timer slack 1 ns: the default 50 us would bias every sleep of a delay-dominated run.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  try {
+    worker_loop(me);
+  } catch (...) {
+    me.applying.store(false, std::memory_order_seq_cst);
+    request_stop(StopReason::kFailed, {}, std::current_exception());
+  }
+}
+
+void HogwildEngine::worker_loop(Worker& me) {
+  auto last_end = start_;
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    const auto t0 = Clock::now();
+    me.stats.idle_s += Seconds(t0 - last_end).count();  // the last update and its records
+    ++me.stats.started;
+    const double x = me.delays.next(since_start(t0));
+    const Batch batch = me.sampler.next();
+    const std::uint64_t computed_on = version_.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < me.copy.size(); ++i) me.copy[i] = load(i);
+    const auto loss = ctx_.model->loss_and_gradient(me.copy, batch, me.grad, *me.ws, &stopping_);
+    if (loss) ++me.stats.computed;
+    // pad: the minibatch takes max(C, X); add: C + X.
+    const auto x_d = std::chrono::duration_cast<Clock::duration>(Seconds(x));
+    const bool on_time =
+        loss && sleep_until(o_.delay_mode == DelayMode::kPad ? t0 + x_d : Clock::now() + x_d);
+    last_end = Clock::now();
+    me.stats.busy_s += Seconds(last_end - t0).count();
+    if (!on_time || !push(me, computed_on, *loss)) return;
+  }
+}
+
+bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss) {
+  me.applying.store(true, std::memory_order_seq_cst);
+  const auto leave = [&](StopReason reason, std::string divergence = {}) {
+    me.applying.store(false, std::memory_order_seq_cst);
+    if (reason != StopReason::kNone) request_stop(reason, std::move(divergence));
+    return false;
+  };
+  if (stopping_.load(std::memory_order_seq_cst)) return leave(StopReason::kNone);
+  if (!std::isfinite(loss)) {
+    // Named after the update it would produce, not claimed: that could leave a gap in updates.
+    const std::uint64_t j = version_.load(std::memory_order_relaxed);
+    const double lr = lr_rule_.rate({j, j - computed_on, 0.0});
+    return leave(StopReason::kDiverged, divergence_error(j + 1, loss, me.stats.worker, lr).message);
+  }
+  const std::uint64_t j = version_.fetch_add(1, std::memory_order_relaxed);
+  if (o_.iterations > 0 && j >= o_.iterations) return leave(StopReason::kIterations);  // spent
+  const std::uint64_t staleness = j - computed_on;
+  double distance_sq = 0.0;
+  if (lr_rule_.needs_distance()) {
+    for (std::size_t i = 0; i < me.copy.size(); ++i) {
+      const double d = static_cast<double>(load(i)) - me.copy[i];
+      distance_sq += d * d;
+    }
+  }
+  const double lr = lr_rule_.rate({j, staleness, distance_sq});
+  const auto step = static_cast<float>(lr);
+  // Hogwild!'s update: a load and a store per element, not an atomic read-modify-write; a
+  // concurrent store to the same element in between is lost, as the algorithm allows.
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    std::atomic_ref<float> wi(params_[i]);
+    wi.store(wi.load(std::memory_order_relaxed) - step * me.grad[i], std::memory_order_relaxed);
+  }
+  const double now = since_start(Clock::now());
+  me.updates.push_back({j + 1, now, 1, static_cast<double>(staleness), staleness, lr, loss});
+  me.gradients.push_back({j + 1, me.stats.worker, computed_on, staleness});
+  ++me.stats.pushed;
+  ++me.stats.applied;
+  me.applied.store(me.stats.applied, std::memory_order_relaxed);
+  me.staleness_sum.store(me.staleness_sum.load(std::memory_order_relaxed) + staleness,
+                         std::memory_order_relaxed);  // only this thread writes it
+  // The last update of the budget ends the run at once, as the supervisor would.
+  if (o_.iterations > 0 && j + 1 >= o_.iterations) return leave(StopReason::kIterations);
+  me.applying.store(false, std::memory_order_seq_cst);
+  return true;
+}
+
+Result<RunRecord> HogwildEngine::run() {
+  RunSupervisor supervisor(ctx_, RunSupervisor::Evaluation::kBackground);
+  std::vector<std::thread> threads;
+  const auto join = [&] {
+    for (auto& t : threads) t.join();
+  };
+  start_ = Clock::now();
+  std::pair<StopReason, double> ended;
+  try {
+    for (auto& w : workers_) threads.emplace_back([this, &w] { worker_main(*w); });
+    ended = supervisor.supervise(*this, start_);
+  } catch (...) {
+    stop(StopReason::kFailed);
+    join();
+    throw;
+  }
+  join();
+  if (failure_) std::rethrow_exception(failure_);
+  const auto [reason, wall_s] = ended;
+  // Every thread is joined: params_ and the records are plain data again.
+  RunRecord run;
+  run.model = ctx_.model->describe();
+  run.num_params = params_.size();
+  run.param_buffers = 1 + workers_.size();  // the shared vector and each worker's copy
+  std::uint64_t applied = 0;
+  for (auto& w : workers_) {
+    run.updates.insert(run.updates.end(), w->updates.begin(), w->updates.end());
+    run.gradients.insert(run.gradients.end(), w->gradients.begin(), w->gradients.end());
+    run.workers.push_back(w->stats);
+    applied += w->stats.applied;
+  }
+  const auto by_iteration = [](const auto& a, const auto& b) { return a.iteration < b.iteration; };
+  std::sort(run.updates.begin(), run.updates.end(), by_iteration);
+  std::sort(run.gradients.begin(), run.gradients.end(), by_iteration);
+  if (reason == StopReason::kDiverged) run.divergence = divergence_;
+  return supervisor.finish(std::move(run), reason, wall_s, applied, params_);
+}
+
+}  // namespace
+
+Result<RunRecord> train_hogwild(RunContext& ctx) {
+  HogwildEngine engine(ctx);
+  return engine.run();
+}
+
+}  // namespace stalesgd

@@ -1,0 +1,128 @@
+// ThreadEngine: the real-thread engine. P worker threads with real sleeps for the injected
+// delays, and the server: the model, the rule (through ServerCore and its RoundProtocol) and
+// every assignment, behind one lock. The caller's thread runs the RunSupervisor's loop.
+//
+// Server placement (--server):
+// - inline: a worker that finishes a minibatch takes the server lock and runs the server's step
+//   itself, then goes on. Updates are still applied one at a time in one total order by a
+//   single logical owner of the parameters, exactly as by a server thread; what is saved is two
+//   cross-core wake-ups per gradient, which on a 2-core machine cost more CPU than a softmax
+//   gradient (docs/performance.md, "Parameter-server overhead").
+// - thread: a dedicated server thread owns the step; workers push (worker, ticket, loss) on a
+//   oneTBB concurrent queue and never take the server lock: they read the versions the server
+//   pinned for them through the lock-free ParameterStore.
+//
+// The server is the authority on what every worker does: whenever a worker becomes free (its
+// push handled, its wait released, its minibatch cut) the server assigns it its next minibatch
+// by drawing its delay X and pinning the current version for it (see WakePolicy for when). A
+// worker that wakes a little late still computes on the version the rule gave it, and a rule's
+// cuts are exact: an update cuts every assigned minibatch on an older version, started or not.
+// Every minibatch one push frees starts at that push's time, as in the theory, where the server
+// takes no time. A worker sleeps first and computes last (pad: it wakes about a gradient's time
+// before X, so the minibatch ends at max(C, X); add: it sleeps X, then computes): a minibatch
+// cut while its worker sleeps costs no gradient.
+//
+// Lock order: server_mu_, then a WorkerSlot's mutex, then the ParameterStore's / WakeTimer's;
+// never the reverse, and never two slots at once.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <tbb/concurrent_queue.h>
+
+#include "engine/parameter_store.hpp"
+#include "engine/run_context.hpp"
+#include "engine/run_supervisor.hpp"
+#include "engine/server_core.hpp"
+#include "engine/wake_policy.hpp"
+#include "engine/worker_slot.hpp"
+
+namespace stalesgd {
+
+class ThreadEngine final : public SupervisedEngine {
+ public:
+  explicit ThreadEngine(RunContext& ctx);
+  ~ThreadEngine() override;
+  Result<RunRecord> run();
+
+  // SupervisedEngine: the supervisor's loop, on the caller's thread.
+  StopReason wait_until(Clock::time_point deadline) override;
+  void inspect(const Look& look) override;
+  StopReason stop(StopReason reason) override;
+  double mean_staleness() override;
+
+ private:
+  enum class Woken { kOnTime, kCancelled, kStopped };
+  // A gradient handed to the server thread (--server thread).
+  struct Push {
+    int worker = -1;  // -1: the server thread stops
+    std::uint64_t ticket = 0;
+    float loss = 0.0f;
+    EngineClock::time_point pushed_at;
+    ParameterStore::Pin pin;  // w_tau, held until the server has read it
+  };
+
+  // thread_worker.cpp: the worker's side.
+  void worker_main(int w);
+  void worker_loop(int w);
+  // Worker w waits in its slot until `until`, its minibatch is cut or the run stops. The wait
+  // is aimed `late` (the timer's usual lateness) before `until`; when it ends on its own, how
+  // late it really woke is added to `late`.
+  Woken sleep_until(WorkerSlot& slot, EngineClock::time_point until, RunningMean& late);
+  // Worker w hands its gradient to the server: runs the step (inline) or queues it (thread).
+  void deliver(int w, float loss);
+
+  // thread_engine.cpp: the server's side.
+  void server_main();
+  // The server's step for worker w's push of the minibatch with `ticket`, computed on `pin`'s
+  // version. A push whose minibatch an update has cut since (another ticket) is dropped.
+  // REQUIRES(server_mu_)
+  void serve(int w, std::uint64_t ticket, float loss, EngineClock::time_point pushed_at,
+             const ParameterStore::Pin& pin);
+  // Assigns worker w its next minibatch, starting at `at`; `cut`: it replaces one in flight
+  // that an update cut (interrupt the worker if it took it). REQUIRES(server_mu_)
+  void assign(int w, EngineClock::time_point at, bool cut);
+  // Asks the supervisor to end the run (the first reason wins). REQUIRES(server_mu_)
+  void request_stop(StopReason reason);
+  void stop_workers();
+  double since_start(EngineClock::time_point t) const {
+    return std::chrono::duration<double>(t - start_).count();
+  }
+
+  RunContext& ctx_;
+  const TrainerOptions& o_;
+  RunSupervisor* supervisor_ = nullptr;  // set by run(); its stop_due() is safe from any thread
+
+  // The server: everything from here to supervisor_cv_ is GUARDED_BY(server_mu_), except that
+  // store_ also serves pins to workers through its own lock-free path.
+  std::mutex server_mu_;
+  RunRecord run_;
+  ParameterStore store_;
+  ServerCore core_;
+  std::vector<DelaySampler> delays_of_;    // per worker: X is drawn at the assignment
+  EngineClock::time_point last_push_;      // the latest push handled
+  StopReason stop_reason_ = StopReason::kNone;  // set: the run is over, ignore further pushes
+  std::condition_variable supervisor_cv_;  // wakes the supervisor when stop_reason_ is set
+
+  std::vector<WorkerSlot> slots_;
+  // Declared after slots_: a ServerTimers' thread calls into them, so it must stop first.
+  std::unique_ptr<WakePolicy> wake_;
+  // --server thread: pushes for the server thread; bounded by P (each worker has at most one
+  // minibatch in flight) plus the stop sentinel.
+  tbb::concurrent_bounded_queue<Push> pushes_;
+
+  std::mutex start_mu_;
+  std::condition_variable start_cv_;
+  bool started_ = false;           // GUARDED_BY(start_mu_)
+  EngineClock::time_point start_;  // written before started_ is set; read by workers after
+
+  std::mutex failure_mu_;
+  std::exception_ptr failure_;  // GUARDED_BY(failure_mu_): a thread's exception, rethrown
+};
+
+}  // namespace stalesgd

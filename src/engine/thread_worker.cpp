@@ -1,0 +1,131 @@
+// The real-thread engine's worker side: take the assigned minibatch, sleep first, compute last,
+// wait out X, deliver. The server's side is thread_engine.cpp.
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "engine/thread_engine.hpp"
+#include "stalesgd/data/sampler.hpp"
+#include "stalesgd/util/seed.hpp"
+
+namespace stalesgd {
+
+void ThreadEngine::worker_main(int w) {
+  // Timer slack 1 ns: the default 50 us would bias every sleep of a delay-dominated run.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  try {
+    worker_loop(w);
+  } catch (...) {
+    {
+      std::lock_guard lock(failure_mu_);
+      if (!failure_) failure_ = std::current_exception();
+    }
+    std::lock_guard lock(server_mu_);
+    request_stop(StopReason::kFailed);
+  }
+}
+
+ThreadEngine::Woken ThreadEngine::sleep_until(WorkerSlot& slot, EngineClock::time_point until,
+                                              RunningMean& late) {
+  const auto cut = [&] { return slot.stop || slot.cancel.load(std::memory_order_relaxed); };
+  std::unique_lock lock(slot.mu);
+  const auto aim = until - to_duration(late.value());
+  if (EngineClock::now() < aim && !slot.cv.wait_until(lock, aim, cut)) late.add_lateness(aim);
+  if (slot.stop) return Woken::kStopped;
+  return slot.cancel.load(std::memory_order_relaxed) ? Woken::kCancelled : Woken::kOnTime;
+}
+
+void ThreadEngine::worker_loop(int w) {
+  WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+  const Model& model = *ctx_.model;
+  slot.grad.resize(model.num_params());
+  auto ws = model.make_workspace(o_.batch);
+  MinibatchSampler sampler(ctx_.data.train, o_.batch, derive_seed(o_.seed, SeedStream::kSampler, w));
+  WorkerRecord& stats = slot.stats;
+  stats.worker = w;
+  RunningMean compute_s;    // this worker's gradient time
+  RunningMean compute_dev;  // its mean absolute deviation
+  // pad: how long before X the worker starts its gradient: the usual gradient time with room
+  // for a slow one. Not more: in k-sync every gradient started early and then cut is waste.
+  const auto lead_s = [&] { return compute_s.value() + 3.0 * compute_dev.value() + 30e-6; };
+  RunningMean late_s;  // how late its own timed waits wake up
+  Batch batch = sampler.next();
+  {
+    std::unique_lock lock(start_mu_);
+    start_cv_.wait(lock, [&] { return started_; });
+  }
+  auto last_end = start_;
+  for (;;) {
+    EngineClock::time_point t0;
+    EngineClock::time_point busy_from;
+    EngineClock::duration x;
+    double lead = -1.0;
+    {
+      std::unique_lock lock(slot.mu);
+      const auto ready = [&] { return slot.stop || (slot.has_assignment && slot.released); };
+      if (!ready()) slot.cv.wait(lock, ready);
+      if (slot.stop) return;
+      slot.has_assignment = false;
+      slot.cancel.store(false, std::memory_order_relaxed);
+      slot.pin = std::move(slot.assigned);
+      slot.taken_ticket = slot.ticket;
+      t0 = slot.assigned_at;
+      x = slot.assigned_x;
+      busy_from = slot.busy_since;
+      if (slot.release_timed) slot.release_late.add_lateness(slot.release_aim);
+      // A worker with no estimate of its gradient time yet computes at once.
+      if (!compute_s.empty()) slot.lead_s = lead_s();
+      lead = slot.lead_s;
+    }
+    stats.idle_s += std::max(0.0, std::chrono::duration<double>(busy_from - last_end).count());
+    // Sleep first, compute last: a minibatch the rule cuts while its worker sleeps then costs
+    // no gradient. With the server's timers the release came at the wake-up time already.
+    Woken woken = Woken::kOnTime;
+    if (wake_->worker_sleeps()) {
+      woken = sleep_until(slot, compute_from(o_.delay_mode, t0, x, lead), late_s);
+    }
+    if (woken == Woken::kStopped) return;
+    std::optional<float> loss;
+    const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
+    if (spent) {
+      const auto c0 = EngineClock::now();
+      loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
+      if (loss) {
+        const double c = std::chrono::duration<double>(EngineClock::now() - c0).count();
+        if (!compute_s.empty()) compute_dev.add(std::abs(c - compute_s.value()));
+        compute_s.add(c);
+        ++stats.computed;
+      } else {
+        woken = Woken::kCancelled;
+      }
+    }
+    if (woken == Woken::kOnTime && o_.delay_mode == DelayMode::kPad) {
+      woken = sleep_until(slot, t0 + x, late_s);
+    }
+    if (woken == Woken::kStopped) return;
+    last_end = EngineClock::now();
+    stats.busy_s += std::chrono::duration<double>(last_end - busy_from).count();
+    if (woken == Woken::kOnTime) deliver(w, *loss);
+    slot.pin.release();  // a worker asleep holds no version: buffers stay at most P + 2
+    // The next minibatch is gathered after the delivery: in a sync round this overlaps the
+    // wait for the others instead of delaying the round's last gradient.
+    if (spent) batch = sampler.next();
+  }
+}
+
+void ThreadEngine::deliver(int w, float loss) {
+  WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+  const auto pushed_at = EngineClock::now();  // before any lock: waiting is the server's time
+  if (o_.server == ServerPlacement::kThread) {
+    // The server reads slot.grad while this worker waits for its next assignment, which only
+    // the server can give; the pin travels with the push and is released by the server.
+    pushes_.push(Push{w, slot.taken_ticket, loss, pushed_at, std::move(slot.pin)});
+    return;
+  }
+  std::lock_guard lock(server_mu_);
+  serve(w, slot.taken_ticket, loss, pushed_at, slot.pin);
+}
+
+}  // namespace stalesgd

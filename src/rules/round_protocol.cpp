@@ -1,0 +1,61 @@
+// RoundProtocol: a rule's Decision turned into cuts and starts (docs/rules.md, the rule table).
+#include "rules/round_protocol.hpp"
+
+namespace stalesgd {
+
+RoundProtocol::RoundProtocol(Rule& rule, int workers)
+    : rule_(rule), state_(static_cast<std::size_t>(workers)) {
+  starts_.reserve(state_.size());
+}
+
+void RoundProtocol::start(int w, std::uint64_t version, bool cut) {
+  WorkerState& s = state_[ix(w)];
+  s.phase = Phase::kComputing;
+  s.version = version;
+  ++s.started;
+  starts_.push_back({w, cut});
+}
+
+std::span<const RoundProtocol::Start> RoundProtocol::begin() {
+  starts_.clear();
+  for (int w = 0; w < workers(); ++w) start(w, 0, false);
+  return starts_;
+}
+
+RoundProtocol::Step RoundProtocol::on_arrival(int w, std::uint64_t computed_on,
+                                              std::uint64_t current) {
+  starts_.clear();
+  WorkerState& pusher = state_[ix(w)];
+  ++pusher.pushed;
+  pusher.phase = Phase::kIdle;
+  const Decision d = rule_.on_gradient({w, computed_on, current});
+  if (!d.accept) {
+    // Computed on a version an update has since cut off: lost like a cancelled minibatch.
+    ++pusher.cancelled;
+    start(w, current, false);
+    return {d, starts_};
+  }
+  if (!d.apply) {
+    if (d.next == AfterPush::kWait) {
+      pusher.phase = Phase::kWaiting;
+    } else {
+      start(w, current, false);
+    }
+    return {d, starts_};
+  }
+  // The update: the pusher, everyone waiting for it and (synchronous rules) everyone cut by it
+  // restart on the new version, in worker order so that a seed gives one history.
+  const std::uint64_t next = current + 1;
+  for (int v = 0; v < workers(); ++v) {
+    WorkerState& s = state_[ix(v)];
+    if (v == w || s.phase == Phase::kWaiting) {
+      start(v, next, false);
+    } else if (s.phase == Phase::kComputing && d.cancel_in_flight) {
+      ++s.cancelled;
+      start(v, next, true);
+    }
+  }
+  return {d, starts_};
+}
+
+}  // namespace stalesgd

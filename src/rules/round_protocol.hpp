@@ -1,0 +1,75 @@
+// RoundProtocol: carries out a rule's decisions for every engine (threads, virtual clock, Monte
+// Carlo, MPI). It keeps each worker's minibatch state (computing on a version, waiting for the
+// next update, or between minibatches), asks the Rule about each arriving gradient, and answers
+// with who is cut and who starts a new minibatch, in one deterministic order. Engines only carry
+// the answer out (wake a thread, schedule an event, send a message): no engine interprets a
+// Decision on its own (docs/architecture.md, "The path of one gradient").
+//
+// Thread safety: not thread-safe; only the server role calls it (under the server lock, on the
+// server thread, or in the single-threaded simulator).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "stalesgd/rules/rule.hpp"
+
+namespace stalesgd {
+
+class RoundProtocol {
+ public:
+  // One worker to (re)start: `cut` when its minibatch in flight was cancelled by this update.
+  struct Start {
+    int worker = 0;
+    bool cut = false;
+  };
+  // What one arrival leads to. The caller applies the update first when decision.apply (the
+  // server's version becomes current + 1); every worker in `start` then begins a minibatch on
+  // the server's version, in this order (cut ones first reported as cut). Valid until the next
+  // call.
+  struct Step {
+    Decision decision;
+    std::span<const Start> start;
+  };
+
+  RoundProtocol(Rule& rule, int workers);
+
+  // The run begins: every worker starts on version 0, in worker order.
+  std::span<const Start> begin();
+  // Worker w's gradient, computed on `computed_on`, reached the server at version `current`.
+  // A rejected (stale) gradient is counted as cancelled and its worker restarts.
+  Step on_arrival(int w, std::uint64_t computed_on, std::uint64_t current);
+
+  Rule& rule() { return rule_; }
+  const Rule& rule() const { return rule_; }
+  int workers() const { return static_cast<int>(state_.size()); }
+  // True while worker w's minibatch is assigned and has not reached the server.
+  bool computing(int w) const { return state_[ix(w)].phase == Phase::kComputing; }
+  // The version worker w's current (or last) minibatch was started on.
+  std::uint64_t version_of(int w) const { return state_[ix(w)].version; }
+
+  // Per-worker counts: minibatches started, gradients that reached the server, minibatches cut
+  // or discarded as stale.
+  std::uint64_t started(int w) const { return state_[ix(w)].started; }
+  std::uint64_t pushed(int w) const { return state_[ix(w)].pushed; }
+  std::uint64_t cancelled(int w) const { return state_[ix(w)].cancelled; }
+
+ private:
+  enum class Phase { kIdle, kComputing, kWaiting };
+  struct WorkerState {
+    Phase phase = Phase::kIdle;
+    std::uint64_t version = 0;
+    std::uint64_t started = 0;
+    std::uint64_t pushed = 0;
+    std::uint64_t cancelled = 0;
+  };
+  static std::size_t ix(int w) { return static_cast<std::size_t>(w); }
+  void start(int w, std::uint64_t version, bool cut);
+
+  Rule& rule_;
+  std::vector<WorkerState> state_;
+  std::vector<Start> starts_;  // the answer of the latest call
+};
+
+}  // namespace stalesgd

@@ -1,0 +1,77 @@
+// EventSimulator: P workers on a discrete-event clock. Each minibatch takes its delay sample X
+// (pad: max(compute, X); add: compute + X) of virtual time; the simulator keeps the event order
+// (ties broken by scheduling order, so a seed gives one history) and carries out what the
+// server's RoundProtocol answers at each arrival: it schedules the started minibatches and voids
+// the cut ones. The virtual-time engine answers with real gradients (ServerCore); the runtime
+// theory's Monte Carlo with the bare protocol (no gradients).
+//
+// Thread safety: single-threaded by design.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <span>
+#include <vector>
+
+#include "rules/round_protocol.hpp"
+#include "stalesgd/metrics/records.hpp"
+#include "stalesgd/straggler/delay_mode.hpp"
+#include "stalesgd/straggler/profile.hpp"
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd {
+
+class EventSimulator {
+ public:
+  class Callbacks {
+   public:
+    virtual ~Callbacks() = default;
+    // Every worker's first minibatch (the protocol's begin()).
+    virtual std::span<const RoundProtocol::Start> begin() = 0;
+    // Before the event at time t is processed; false stops the run (budgets, snapshots).
+    virtual bool before_event(double t) = 0;
+    // Worker w starts a minibatch at time t.
+    virtual void on_start(double /*t*/, int /*w*/) {}
+    // Worker w's minibatch reaches the server at time t: the server's step.
+    virtual Result<RoundProtocol::Step> on_arrival(double t, int w) = 0;
+    // Worker w's minibatch in flight was cut at time t.
+    virtual void on_cancel(double /*t*/, int /*w*/) {}
+  };
+
+  EventSimulator(int workers, const StragglerProfile& delays, std::uint64_t seed, DelayMode mode,
+                 double compute_s);
+
+  // Runs from t = 0 until before_event returns false or an arrival returns an Error.
+  Status run(Callbacks& callbacks);
+
+  // Per-worker computed/busy/idle (the counts of minibatches are the protocol's).
+  const std::vector<WorkerRecord>& workers() const { return stats_; }
+
+ private:
+  struct Event {
+    double t;
+    std::uint64_t seq;  // tie-breaker: scheduling order
+    int worker;
+    std::uint64_t generation;
+    bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  struct WorkerState {
+    bool computing = false;
+    std::uint64_t generation = 0;  // bumped on a cut: the pending event is void
+    double started_at = 0.0;
+    double free_since = 0.0;  // when its last minibatch ended (idle until the next starts)
+  };
+
+  void start(int w, Callbacks& callbacks);
+
+  DelayMode mode_;
+  double compute_s_;
+  std::vector<DelaySampler> delays_;
+  std::vector<WorkerState> state_;
+  std::vector<WorkerRecord> stats_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t seq_ = 0;
+  double now_ = 0.0;
+};
+
+}  // namespace stalesgd
