@@ -1,17 +1,18 @@
-// server_overhead: what the parameter server costs with no injected delay. Gradients applied
-// per second by the real-thread engine (2 workers, rules async and sync) against the ideal,
-// 2 x the rate of one thread running a worker's loop (MinibatchSampler::next +
-// Model::loss_and_gradient + w -= lr * g) measured in the same run. Also the rate of two such
-// loops running side by side without a server: what 2 threads on this machine can really do.
-// And a miniature of the fix once proposed in docs/performance.md (no server thread: the
-// pushing worker applies the update itself under a lock, fused into one pass; a worker waiting
-// for a sync round gathers its next minibatch meanwhile), to show what the fix would gain.
-// The six measurements are interleaved (rotating order) for several repetitions; the table
-// shows medians of the per-repetition ratios, so a clock drift common to one repetition cancels.
+// server_overhead: what the parameter server costs, for each server placement (--server inline,
+// thread, hogwild). Part 1, no injected delay: gradients applied per second with 2 workers
+// (rules async and sync; hogwild is async only) against the ideal, 2 x the rate of one thread
+// running a worker's loop (MinibatchSampler::next + Model::loss_and_gradient + w -= lr * g)
+// measured in the same run, and against two such loops side by side without a server (what 2
+// threads on this machine can really do). The measurements are interleaved (rotating order) for
+// several repetitions; the table shows medians of the per-repetition ratios, so a clock drift
+// common to one repetition cancels. Part 2, P = 8 workers with `exp:mean=5ms`: measured seconds
+// per iteration against the runtime theory's, per placement (delay-dominated: what the
+// placement costs when workers mostly sleep).
 //
 //   server_overhead [--data-dir data] [--models softmax,mlp] [--batch 64] [--reps 7]
-//                   [--seconds 1.5] [--warmup 0.2]
-//                   [--only single|pair|async|sync|proto-async|proto-sync]
+//                   [--seconds 1.5] [--warmup 0.2] [--delayed-seconds 3] [--delayed-reps 3]
+//                   [--only single|pair|inline-async|inline-sync|thread-async|thread-sync|
+//                           hogwild-async]
 // --only runs one kind of measurement (for `perf record` / `perf stat`) and prints its rate.
 #include <algorithm>
 #include <array>
@@ -32,7 +33,9 @@
 #include "bench_common.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/data/sampler.hpp"
+#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/model/model.hpp"
 #include "stalesgd/util/seed.hpp"
 
@@ -44,7 +47,8 @@ using namespace stalesgd::bench;
 constexpr const char* kProgram = "server_overhead";
 constexpr Usage usage{kProgram,
                       "server_overhead [--data-dir DIR] [--models softmax,mlp] [--batch B] "
-                      "[--reps R] [--seconds S] [--warmup S] [--only KIND]"};
+                      "[--reps R] [--seconds S] [--warmup S] [--delayed-seconds S] "
+                      "[--delayed-reps R] [--only KIND]"};
 
 struct Args {
   std::string data_dir = "data";
@@ -53,7 +57,9 @@ struct Args {
   int reps = 7;
   double seconds = 1.5;  // per measurement
   double warmup = 0.2;   // seconds of each engine run left out of its rate
-  std::string only;      // single | pair | async | sync: run just that, for perf/profiling
+  double delayed_seconds = 3.0;  // part 2: seconds per run
+  int delayed_reps = 3;          // part 2: runs per placement and rule
+  std::string only;              // one kind (see kKindNames): run just that, for perf/profiling
 };
 
 Args parse(int argc, char** argv) {
@@ -65,6 +71,8 @@ Args parse(int argc, char** argv) {
                {"--reps", &a.reps},
                {"--seconds", &a.seconds},
                {"--warmup", &a.warmup},
+               {"--delayed-seconds", &a.delayed_seconds},
+               {"--delayed-reps", &a.delayed_reps},
                {"--only", &a.only}});
   return a;
 }
@@ -128,8 +136,9 @@ Measure worker_pair(const Model& model, const Dataset& data, int batch, double s
 }
 
 Measure engine(const Dataset& data, const ModelSpec& model, const std::string& rule,
-               const Args& a) {
+               ServerPlacement server, const Args& a) {
   TrainerOptions o = run_options(data, model, {rule, 0}, 2, a.batch, "none");
+  o.server = server;
   o.time_s = a.seconds + a.warmup;
   tiny_eval(o);
   auto timed = timed_train(o, data);
@@ -156,149 +165,57 @@ Measure engine(const Dataset& data, const ModelSpec& model, const std::string& r
   return m;
 }
 
-// The fix once proposed in docs/performance.md, in miniature, to measure what it would gain:
-// no server thread; a worker that finishes a gradient takes the server lock and applies the
-// update itself, fused into one pass (out = w - (sum + lr g) / K, the sum holding the round's
-// earlier gradients), into a free buffer of a small versioned pool (readers never see a
-// half-written vector, as with ParameterStore), then continues on the version it just wrote
-// (still in its cache). async: every gradient is an update. sync: the first of the two
-// gradients of a round is summed and its worker waits; the second applies and wakes it.
-//
-// Thread safety: every method may be called from any worker thread; mu_ guards all state, and
-// a pinned buffer is never written while pinned.
-class CombiningServer {
- public:
-  CombiningServer(std::span<const float> w0, int workers)
-      : buffers_(static_cast<std::size_t>(workers) + 2, std::vector<float>(w0.begin(), w0.end())),
-        pins_(buffers_.size(), 0),
-        sum_(w0.size(), 0.0f) {}
-
-  // Releases a worker waiting for a round that will not complete (the end of a measurement).
-  void shutdown() {
-    {
-      std::lock_guard lock(mu_);
-      shutdown_ = true;
-    }
-    cv_.notify_all();
-  }
-
-  // The current version, pinned until the next push of this caller.
-  int pin() {
-    std::lock_guard lock(mu_);
-    ++pins_[static_cast<std::size_t>(current_)];
-    return current_;
-  }
-  const std::vector<float>& params(int buffer) const {
-    return buffers_[static_cast<std::size_t>(buffer)];
-  }
-
-  // Pushes a gradient computed on `pinned`; returns the buffer to compute on next (pinned). A
-  // worker that has to wait for the rest of its round first runs `while_waiting` (unlocked).
-  // Not inlined, so that a profile shows the update apart from the gradient.
-  template <class F>
-  [[gnu::noinline]] int push(int pinned, std::span<const float> g, float lr, int k,
-                             F&& while_waiting) {
-    std::unique_lock lock(mu_);
-    --pins_[static_cast<std::size_t>(pinned)];
-    const auto n = static_cast<Eigen::Index>(g.size());
-    Eigen::Map<const Eigen::VectorXf> gv(g.data(), n);
-    Eigen::Map<Eigen::VectorXf> sum(sum_.data(), n);
-    if (++arrived_ < k) {
-      if (arrived_ == 1) {
-        sum.noalias() = lr * gv;
-      } else {
-        sum.noalias() += lr * gv;
-      }
-      const std::uint64_t round = round_;
-      lock.unlock();
-      while_waiting();
-      lock.lock();
-      cv_.wait(lock, [&] { return round_ != round || shutdown_; });
-    } else {
-      int free = 0;
-      while (free == current_ || pins_[static_cast<std::size_t>(free)] > 0) ++free;
-      Eigen::Map<const Eigen::VectorXf> w(buffers_[static_cast<std::size_t>(current_)].data(), n);
-      Eigen::Map<Eigen::VectorXf> out(buffers_[static_cast<std::size_t>(free)].data(), n);
-      if (k == 1) {
-        out.noalias() = w - lr * gv;
-      } else {
-        out.noalias() = w - (sum + lr * gv) * (1.0f / static_cast<float>(k));
-      }
-      current_ = free;
-      arrived_ = 0;
-      ++round_;
-      cv_.notify_all();
-    }
-    ++pins_[static_cast<std::size_t>(current_)];
-    return current_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::vector<float>> buffers_;  // writes GUARDED_BY(mu_) to unpinned buffers only
-  std::vector<int> pins_;                    // GUARDED_BY(mu_)
-  std::vector<float> sum_;                   // GUARDED_BY(mu_)
-  int current_ = 0;                          // GUARDED_BY(mu_)
-  int arrived_ = 0;                          // GUARDED_BY(mu_)
-  std::uint64_t round_ = 0;                  // GUARDED_BY(mu_)
-  bool shutdown_ = false;                    // GUARDED_BY(mu_)
-};
-
-Measure combining(const Model& model, const Dataset& data, int batch, double seconds, int k) {
-  std::vector<float> w0(model.num_params());
-  model.init_params(w0, 7);
-  CombiningServer server(w0, 2);
-  std::atomic<bool> go{false};    // release/acquire: only lines up the starts
-  std::atomic<bool> stop{false};  // relaxed: polled once per gradient; join() publishes the counts
-  std::uint64_t steps[2] = {0, 0};
-  double cpu[2] = {0, 0};
-  auto loop = [&](int id) {
-    std::vector<float> grad(model.num_params());
-    auto ws = model.make_workspace(batch);
-    // Two samplers, used in turn, so that the next minibatch can be gathered (it does not
-    // depend on the parameters) while this worker waits for the rest of a sync round.
-    MinibatchSampler samplers[2] = {
-        {data.train, batch, derive_seed(1, SeedStream::kSampler, id)},
-        {data.train, batch, derive_seed(1, SeedStream::kSampler, id + 2)}};
-    while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-    const double c0 = thread_cpu_seconds();
-    int b = server.pin();
-    int s = 0;
-    Batch next = samplers[s].next();
-    while (!stop.load(std::memory_order_relaxed)) {
-      (void)model.loss_and_gradient(server.params(b), next, grad, *ws);
-      s ^= 1;
-      bool gathered = false;
-      b = server.push(b, grad, 0.01f, k, [&] {
-        next = samplers[s].next();
-        gathered = true;
-      });
-      if (!gathered) next = samplers[s].next();
-      ++steps[id];
-    }
-    cpu[id] = thread_cpu_seconds() - c0;
-  };
-  std::thread t(loop, 1);
-  const auto start = Clock::now();
-  go.store(true, std::memory_order_release);
-  std::thread t0(loop, 0);
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop.store(true, std::memory_order_relaxed);
-  server.shutdown();  // sync: the partner of a worker that stopped would wait for ever
-  t.join();
-  t0.join();
-  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  Measure m;
-  m.gradients = static_cast<double>(steps[0] + steps[1]);
-  m.rate = m.gradients / wall;
-  m.cpu_per_grad = (cpu[0] + cpu[1]) / m.gradients;
-  return m;
-}
-
 }  // namespace
 
+namespace kinds {
+enum Kind { kSingle, kPair, kInlineAsync, kInlineSync, kThreadAsync, kThreadSync, kHogwild, kCount };
+constexpr const char* kNames[kCount] = {"single",       "pair",        "inline-async", "inline-sync",
+                                        "thread-async", "thread-sync", "hogwild-async"};
+constexpr const char* kLabels[kCount] = {
+    "ideal: 2 x one loop", "2 loops side by side", "inline, async",  "inline, sync",
+    "thread, async",       "thread, sync",         "hogwild, async"};
+bool is_engine(int kind) { return kind >= kInlineAsync; }
+ServerPlacement placement(int kind) {
+  if (kind == kThreadAsync || kind == kThreadSync) return ServerPlacement::kThread;
+  if (kind == kHogwild) return ServerPlacement::kHogwild;
+  return ServerPlacement::kInline;
+}
+const char* rule(int kind) { return kind == kInlineSync || kind == kThreadSync ? "sync" : "async"; }
+}  // namespace kinds
+
+// Part 2: P = 8, exp:mean=5ms, softmax: measured seconds per iteration / the theory's, per
+// placement and rule (median over runs).
+void delayed(const Dataset& data, const Args& args) {
+  using namespace kinds;
+  fmt::print("P = 8, --delay exp:mean=5ms, softmax, {} x {:.1f} s per cell: measured / theory\n",
+             args.delayed_reps, args.delayed_seconds);
+  fmt::print("  {:<16} {:>12} {:>12} {:>16} {:>10}\n", "", "measured s", "theory s",
+             "measured/theory", "range");
+  for (int kind : {kInlineAsync, kThreadAsync, kHogwild, kInlineSync, kThreadSync}) {
+    ModelSpec spec;
+    TrainerOptions o = run_options(data, spec, {rule(kind), 0}, 8, 32, "exp:mean=5ms");
+    o.server = placement(kind);
+    o.time_s = args.delayed_seconds;
+    tiny_eval(o);
+    const ResolvedRun resolved = value_or_exit(kProgram, ResolvedRun::resolve(o));
+    const auto theory = predict_runtime(resolved);
+    if (!theory) fail(kProgram, "no theory for the delayed cell");
+    std::vector<double> measured, ratio;
+    for (int rep = 0; rep < args.delayed_reps; ++rep) {
+      o.seed = static_cast<std::uint64_t>(rep + 1);
+      const ResolvedRun r = value_or_exit(kProgram, ResolvedRun::resolve(o));
+      const RunRecord run = value_or_exit(kProgram, train(r, data));
+      measured.push_back(seconds_per_iteration(run));
+      ratio.push_back(measured.back() / theory->seconds_per_iteration);
+    }
+    const auto [lo, hi] = std::minmax_element(ratio.begin(), ratio.end());
+    fmt::print("  {:<16} {:>12.6f} {:>12.6f} {:>16.3f} {:>10}\n", kLabels[kind], median(measured),
+               theory->seconds_per_iteration, median(ratio), fmt::format("{:.3f}-{:.3f}", *lo, *hi));
+  }
+}
+
 int main(int argc, char** argv) {
+  using namespace kinds;
   const Args args = parse(argc, argv);
   const Dataset data = value_or_exit(kProgram, load_dataset("mnist", args.data_dir));
   fmt::print(
@@ -311,28 +228,23 @@ int main(int argc, char** argv) {
     spec.name = name;
     auto model = make_model(spec, data.train.shape, data.num_classes);
     if (!model) fail(kProgram, model.error().message);
-    enum Kind { kSingle, kPair, kAsync, kSync, kProtoAsync, kProtoSync, kKinds };
-    const char* kind_names[kKinds] = {"single", "pair",        "async",
-                                      "sync",   "proto-async", "proto-sync"};
     auto measure = [&](int kind) {
       switch (kind) {
         case kSingle:
           return worker_loop(**model, data, args.batch, args.seconds, 0, nullptr);
         case kPair:
           return worker_pair(**model, data, args.batch, args.seconds);
-        case kProtoAsync:
-          return combining(**model, data, args.batch, args.seconds, 1);
-        case kProtoSync:
-          return combining(**model, data, args.batch, args.seconds, 2);
         default:
-          return engine(data, spec, kind == kAsync ? "async" : "sync", args);
+          return engine(data, spec, rule(kind), placement(kind), args);
       }
     };
     if (!args.only.empty()) {
       int kind = 0;
-      while (kind < kKinds && args.only != kind_names[kind]) ++kind;
-      if (kind == kKinds)
-        usage("--only takes single, pair, async, sync, proto-async or proto-sync");
+      while (kind < kCount && args.only != kNames[kind]) ++kind;
+      if (kind == kCount) {
+        usage("--only takes single, pair, inline-async, inline-sync, thread-async, thread-sync "
+              "or hogwild-async");
+      }
       for (int rep = 0; rep < args.reps; ++rep) {
         const Measure m = measure(kind);
         fmt::print(
@@ -343,21 +255,19 @@ int main(int argc, char** argv) {
       continue;
     }
     // Per repetition: every kind once, in an order that rotates with the repetition.
-    std::vector<std::array<Measure, kKinds>> reps;
+    std::vector<std::array<Measure, kCount>> reps;
     for (int rep = 0; rep < args.reps; ++rep) {
-      std::array<Measure, kKinds> m;
-      for (int i = 0; i < kKinds; ++i) {
-        const int kind = (i + rep) % kKinds;
+      std::array<Measure, kCount> m;
+      for (int i = 0; i < kCount; ++i) {
+        const int kind = (i + rep) % kCount;
         m[kind] = measure(kind);
       }
       reps.push_back(m);
-      fmt::print(
-          stderr,
-          "  {} rep {}: single {:.0f}/s pair {:.0f}/s async {:.0f}/s sync {:.0f}/s fix {:.0f}/s "
-          "{:.0f}/s -> async {:.3f} sync {:.3f} of 2 x single\n",
-          name, rep + 1, m[kSingle].rate, m[kPair].rate, m[kAsync].rate, m[kSync].rate,
-          m[kProtoAsync].rate, m[kProtoSync].rate, m[kAsync].rate / (2 * m[kSingle].rate),
-          m[kSync].rate / (2 * m[kSingle].rate));
+      std::string line = fmt::format("  {} rep {}:", name, rep + 1);
+      for (int kind = kInlineAsync; kind < kCount; ++kind) {
+        line += fmt::format(" {} {:.3f}", kNames[kind], m[kind].rate / (2 * m[kSingle].rate));
+      }
+      fmt::print(stderr, "{} of 2 x single\n", line);
     }
     // Medians over repetitions of per-repetition figures (ratios formed within a repetition).
     auto med = [&](auto f) {
@@ -381,19 +291,15 @@ int main(int argc, char** argv) {
                "/ ideal", "range", "/ 2 loops", "CPU us/grad", "CPU / loop", "idle/wkr",
                "us/update");
     fmt::print("  {:<22} {:>11.0f} {:>9.3f} {:>11} {:>9} {:>11.1f} {:>10.3f} {:>9} {:>9}\n",
-               "ideal: 2 x one loop", 2.0 * single_rate, 1.0, "-", "-",
+               kLabels[kSingle], 2.0 * single_rate, 1.0, "-", "-",
                1e6 * med([](const auto& m) { return m[kSingle].cpu_per_grad; }), 1.0, "-", "-");
-    for (int kind : {kPair, kAsync, kSync, kProtoAsync, kProtoSync}) {
-      const bool eng = kind == kAsync || kind == kSync;
-      const char* label = kind == kPair         ? "2 loops side by side"
-                          : kind == kAsync      ? "async, 2 workers"
-                          : kind == kSync       ? "sync, 2 workers"
-                          : kind == kProtoAsync ? "proposed fix: async"
-                                                : "proposed fix: sync";
+    for (int kind = kPair; kind < kCount; ++kind) {
+      const bool eng = is_engine(kind);
       auto ratio = [&](const auto& m) { return m[kind].rate / (2.0 * m[kSingle].rate); };
       fmt::print(
-          "  {:<22} {:>11.0f} {:>9.3f} {:>11} {:>9} {:>11.1f} {:>10.3f} {:>9} {:>9}\n", label,
-          med([&](const auto& m) { return m[kind].rate; }), med(ratio), range(ratio),
+          "  {:<22} {:>11.0f} {:>9.3f} {:>11} {:>9} {:>11.1f} {:>10.3f} {:>9} {:>9}\n",
+          kLabels[kind], med([&](const auto& m) { return m[kind].rate; }), med(ratio),
+          range(ratio),
           fmt::format("{:.3f}", med([&](const auto& m) { return m[kind].rate / m[kPair].rate; })),
           1e6 * med([&](const auto& m) { return m[kind].cpu_per_grad; }),
           med([&](const auto& m) { return m[kind].cpu_per_grad / m[kSingle].cpu_per_grad; }),
@@ -402,44 +308,16 @@ int main(int argc, char** argv) {
           eng ? fmt::format("{:.0f}", med([&](const auto& m) { return m[kind].us_per_update; }))
               : std::string("-"));
     }
-    const double ra = med([](const auto& m) { return m[kAsync].rate / (2.0 * m[kSingle].rate); });
-    const double pa =
-        med([](const auto& m) { return m[kProtoAsync].rate / (2.0 * m[kSingle].rate); });
-    const double ps =
-        med([](const auto& m) { return m[kProtoSync].rate / (2.0 * m[kSingle].rate); });
-    const double rs = med([](const auto& m) { return m[kSync].rate / (2.0 * m[kSingle].rate); });
-    fmt::print(
-        "  targets (of ideal = 2 x one loop): async {:.3f} >= 0.9 {}, sync {:.3f} >= 0.8 {}\n", ra,
-        ra >= 0.9 ? "met" : "MISSED", rs, rs >= 0.8 ? "met" : "MISSED");
     // With 2 whole cores and no latency, the rate could at best be 2 / (CPU per gradient):
     // the ceiling that the CPU cost alone puts on the ratio, whatever else runs on the machine.
-    // The repetitions in which the machine gave this process both cores (two plain loops ran
-    // at >= 0.9 of 2 x one loop): the ratios there are what an otherwise idle machine shows.
-    std::vector<double> qa, qs, qpa, qps;
-    for (const auto& m : reps) {
-      const double ideal = 2.0 * m[kSingle].rate;
-      if (m[kPair].rate < 0.9 * ideal) continue;
-      qa.push_back(m[kAsync].rate / ideal);
-      qs.push_back(m[kSync].rate / ideal);
-      qpa.push_back(m[kProtoAsync].rate / ideal);
-      qps.push_back(m[kProtoSync].rate / ideal);
+    std::string ceilings;
+    for (int kind = kInlineAsync; kind < kCount; ++kind) {
+      ceilings += fmt::format(
+          "{}{} {:.3f}", ceilings.empty() ? "" : ", ", kNames[kind],
+          1.0 / med([&](const auto& m) { return m[kind].cpu_per_grad / m[kSingle].cpu_per_grad; }));
     }
-    if (qa.empty()) {
-      fmt::print("  no repetition had both cores free (2 loops >= 0.9 of ideal)\n");
-    } else {
-      fmt::print(
-          "  repetitions with both cores free (2 loops >= 0.9 of ideal): {} of {}; there: "
-          "async {:.3f}, sync {:.3f}, proposed fix: async {:.3f}, sync {:.3f}\n",
-          qa.size(), reps.size(), median(qa), median(qs), median(qpa), median(qps));
-    }
-    auto ceiling = [&](int kind) {
-      return 1.0 /
-             med([&](const auto& m) { return m[kind].cpu_per_grad / m[kSingle].cpu_per_grad; });
-    };
-    fmt::print(
-        "  CPU-bound ceiling on 2 idle cores (1 / CPU per loop): async {:.3f}, sync {:.3f}; "
-        "proposed fix: async {:.3f}, sync {:.3f} (measured {:.3f}, {:.3f})\n\n",
-        ceiling(kAsync), ceiling(kSync), ceiling(kProtoAsync), ceiling(kProtoSync), pa, ps);
+    fmt::print("  CPU-bound ceiling on 2 idle cores (1 / CPU per loop): {}\n\n", ceilings);
   }
+  if (args.only.empty() && args.delayed_reps > 0) delayed(data, args);
   return 0;
 }
