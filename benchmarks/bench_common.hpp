@@ -99,7 +99,7 @@ struct TimedRun {
 };
 TimedRun timed_train(const TrainerOptions& o, const Dataset& data);
 
-// ---- The runtime theory (DESIGN.md §3) and the iterations a cell needs.
+// ---- The runtime theory (docs/theory.md) and the iterations a cell needs.
 
 // K as the rule sees it: sync waits for all P, async for one.
 int k_of(const RuleSpec& s, int p);

@@ -1,5 +1,5 @@
 // fidelity: how closely the real-thread engine's time per iteration follows the runtime theory
-// (DESIGN.md §3) for all six rules at P = 8, K in {1, 2, 4, 8}, under exponential and shifted-
+// (docs/theory.md) for all six rules at P = 8, K in {1, 2, 4, 8}, under exponential and shifted-
 // exponential delays. Each cell runs twice with the same seed: on real threads, and on the
 // virtual clock (ClockKind::kVirtual), which replays the same per-worker delay draws on a
 // discrete-event clock with no engine cost. So

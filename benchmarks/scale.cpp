@@ -1,5 +1,5 @@
 // scale: the real-thread engine with many workers (P = 8, 64, 256) under exponential delays,
-// every rule, against the runtime theory of DESIGN.md §3 (closed form; Monte Carlo where there
+// every rule, against the runtime theory of docs/theory.md (closed form; Monte Carlo where there
 // is none). Per cell: measured seconds per iteration in steady state (the updates of the first
 // 5 E[X] dropped), its 95% confidence interval from 32 batch means, the relative error against
 // the theory, the same cell on the virtual clock with the same seed (the same delay draws, no

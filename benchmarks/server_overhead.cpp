@@ -31,12 +31,12 @@
 #include <Eigen/Core>
 
 #include "bench_common.hpp"
+#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/data/sampler.hpp"
-#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/engine/trainer.hpp"
-#include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/model/model.hpp"
+#include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/util/seed.hpp"
 
 namespace {
@@ -55,8 +55,8 @@ struct Args {
   std::vector<std::string> models = {"softmax", "mlp"};
   int batch = 64;
   int reps = 7;
-  double seconds = 1.5;  // per measurement
-  double warmup = 0.2;   // seconds of each engine run left out of its rate
+  double seconds = 1.5;          // per measurement
+  double warmup = 0.2;           // seconds of each engine run left out of its rate
   double delayed_seconds = 3.0;  // part 2: seconds per run
   int delayed_reps = 3;          // part 2: runs per placement and rule
   std::string only;              // one kind (see kKindNames): run just that, for perf/profiling
@@ -168,19 +168,33 @@ Measure engine(const Dataset& data, const ModelSpec& model, const std::string& r
 }  // namespace
 
 namespace kinds {
-enum Kind { kSingle, kPair, kInlineAsync, kInlineSync, kThreadAsync, kThreadSync, kHogwild, kCount };
-constexpr const char* kNames[kCount] = {"single",       "pair",        "inline-async", "inline-sync",
-                                        "thread-async", "thread-sync", "hogwild-async"};
+enum Kind {
+  kSingle,
+  kPair,
+  kInlineAsync,
+  kInlineSync,
+  kThreadAsync,
+  kThreadSync,
+  kHogwild,
+  kCount
+};
+constexpr const char* kNames[kCount] = {"single",       "pair",         "inline-async",
+                                        "inline-sync",  "thread-async", "thread-sync",
+                                        "hogwild-async"};
 constexpr const char* kLabels[kCount] = {
-    "ideal: 2 x one loop", "2 loops side by side", "inline, async",  "inline, sync",
+    "ideal: 2 x one loop", "2 loops side by side", "inline, async", "inline, sync",
     "thread, async",       "thread, sync",         "hogwild, async"};
-bool is_engine(int kind) { return kind >= kInlineAsync; }
+bool is_engine(int kind) {
+  return kind >= kInlineAsync;
+}
 ServerPlacement placement(int kind) {
   if (kind == kThreadAsync || kind == kThreadSync) return ServerPlacement::kThread;
   if (kind == kHogwild) return ServerPlacement::kHogwild;
   return ServerPlacement::kInline;
 }
-const char* rule(int kind) { return kind == kInlineSync || kind == kThreadSync ? "sync" : "async"; }
+const char* rule(int kind) {
+  return kind == kInlineSync || kind == kThreadSync ? "sync" : "async";
+}
 }  // namespace kinds
 
 // Part 2: P = 8, exp:mean=5ms, softmax: measured seconds per iteration / the theory's, per
@@ -210,7 +224,8 @@ void delayed(const Dataset& data, const Args& args) {
     }
     const auto [lo, hi] = std::minmax_element(ratio.begin(), ratio.end());
     fmt::print("  {:<16} {:>12.6f} {:>12.6f} {:>16.3f} {:>10}\n", kLabels[kind], median(measured),
-               theory->seconds_per_iteration, median(ratio), fmt::format("{:.3f}-{:.3f}", *lo, *hi));
+               theory->seconds_per_iteration, median(ratio),
+               fmt::format("{:.3f}-{:.3f}", *lo, *hi));
   }
 }
 
@@ -242,8 +257,9 @@ int main(int argc, char** argv) {
       int kind = 0;
       while (kind < kCount && args.only != kNames[kind]) ++kind;
       if (kind == kCount) {
-        usage("--only takes single, pair, inline-async, inline-sync, thread-async, thread-sync "
-              "or hogwild-async");
+        usage(
+            "--only takes single, pair, inline-async, inline-sync, thread-async, thread-sync "
+            "or hogwild-async");
       }
       for (int rep = 0; rep < args.reps; ++rep) {
         const Measure m = measure(kind);
@@ -298,8 +314,7 @@ int main(int argc, char** argv) {
       auto ratio = [&](const auto& m) { return m[kind].rate / (2.0 * m[kSingle].rate); };
       fmt::print(
           "  {:<22} {:>11.0f} {:>9.3f} {:>11} {:>9} {:>11.1f} {:>10.3f} {:>9} {:>9}\n",
-          kLabels[kind], med([&](const auto& m) { return m[kind].rate; }), med(ratio),
-          range(ratio),
+          kLabels[kind], med([&](const auto& m) { return m[kind].rate; }), med(ratio), range(ratio),
           fmt::format("{:.3f}", med([&](const auto& m) { return m[kind].rate / m[kPair].rate; })),
           1e6 * med([&](const auto& m) { return m[kind].cpu_per_grad; }),
           med([&](const auto& m) { return m[kind].cpu_per_grad / m[kSingle].cpu_per_grad; }),

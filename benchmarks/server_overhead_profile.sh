@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Where the parameter server's extra CPU goes (docs/performance.md): `perf record` of
-# server_overhead --only single|async|sync|proto-async|proto-sync (the last two: the miniature of
-# the proposed fix) for each model, and per gradient the CPU microseconds spent in each part: the
-# model's gradient, the minibatch gather (memmove), the server's arithmetic (UpdateAccumulator
-# add/apply, or the fix's fused update), the kernel (futex waits and wake-ups, scheduling, page
-# faults), user-space locking, and the rest; then (perf stat) context switches per gradient.
+# server_overhead --only single|inline-async|inline-sync|thread-async|thread-sync|hogwild-async
+# for each model, and per gradient the CPU microseconds spent in each part: the model's gradient,
+# the minibatch gather (memmove), the server's arithmetic (UpdateAccumulator, or Hogwild's
+# in-place update), the kernel (futex waits and wake-ups, scheduling, page faults), user-space
+# locking, and the rest; then (perf stat) context switches per gradient.
 # Samples at 4 kHz of cpu-clock (the VM has no hardware counters): one sample is 250 us of CPU;
 # profiling itself adds 20-30% to the totals, so compare the parts between kinds.
 #
@@ -37,7 +37,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "# $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for model in $models; do
-  for kind in single async sync proto-async proto-sync; do
+  for kind in single inline-async inline-sync thread-async thread-sync hogwild-async; do
     perf record -q -e cpu-clock -F 4000 -o "$tmp/perf.data" -- \
       "$bench" --data-dir "$data_dir" --models "$model" --only "$kind" --reps 1 \
       --seconds "$seconds" --warmup 0.01 >"$tmp/out.txt" 2>/dev/null
@@ -55,7 +55,7 @@ for line in sys.stdin:
     n, dso, space, sym = int(m.group(1)), m.group(2), m.group(3), m.group(4)
     if space == "k":
         b = "kernel"
-    elif "UpdateAccumulator" in sym or "CombiningServer" in sym:
+    elif "UpdateAccumulator" in sym or "HogwildEngine" in sym:
         b = "server update"
     elif "memmove" in sym or "MinibatchSampler" in sym:
         b = "batch gather"

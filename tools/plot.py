@@ -15,7 +15,7 @@ whose immediate subfolders are run directories. Writes into PNG_DIR (default DIR
 
 Missing pieces (no gradients, one eval, no theory, missing files) are skipped, never fatal.
 Prints the files written, one per line. Bad DIR: one line on stderr, exit status 1.
-Run with /usr/bin/python3 (Debian's python3-matplotlib); see DESIGN.md section 6.
+Run with /usr/bin/python3 (Debian's python3-matplotlib); see docs/outputs.md.
 """
 
 import argparse

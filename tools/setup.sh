@@ -12,9 +12,9 @@ groups=("$@")
 want=()
 for g in "${groups[@]}"; do
   case "$g" in
-    build) want+=(g++ cmake ninja-build pkg-config libeigen3-dev libtbb-dev libspdlog-dev
+    build) want+=(g++ cmake ninja-build pkg-config strace libeigen3-dev libtbb-dev libspdlog-dev
                   libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
-                  zlib1g-dev dataset-fashion-mnist ca-certificates) ;;
+                  zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev) ;;
     plot)  want+=(python3-matplotlib) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     *) echo "tools/setup.sh: unknown group '$g'; use build, plot or bench" >&2; exit 2 ;;

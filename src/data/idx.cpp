@@ -42,9 +42,9 @@ Result<IdxHeader> parse_header(const std::vector<std::uint8_t>& bytes, std::uint
   }
   const std::uint32_t got = read_be32(bytes.data());
   if (got != magic) {
-    return Error{fmt::format("{}: wrong magic number 0x{:08x} (expected 0x{:08x}, an IDX {} file); {}",
-                             path.string(), got, magic, magic == kImagesMagic ? "images" : "labels",
-                             fix)};
+    return Error{
+        fmt::format("{}: wrong magic number 0x{:08x} (expected 0x{:08x}, an IDX {} file); {}",
+                    path.string(), got, magic, magic == kImagesMagic ? "images" : "labels", fix)};
   }
   if (bytes.size() < header) {
     return Error{fmt::format("{}: truncated inside the IDX header ({} bytes); {}", path.string(),
@@ -88,10 +88,10 @@ Result<Split> load_idx_split(const std::filesystem::path& images_path,
   const std::size_t count = ih->dims[0];
   const ImageShape shape{1, static_cast<int>(ih->dims[1]), static_cast<int>(ih->dims[2])};
   if (lh->dims[0] != count) {
-    return Error{fmt::format("{} holds {} images but {} holds {} labels; the two files must come "
-                             "from the same split, {}",
-                             images_file.string(), count, labels_file.string(), lh->dims[0],
-                             expect.fix)};
+    return Error{
+        fmt::format("{} holds {} images but {} holds {} labels; the two files must come "
+                    "from the same split, {}",
+                    images_file.string(), count, labels_file.string(), lh->dims[0], expect.fix)};
   }
   if (expect.shape && !(*expect.shape == shape)) {
     return Error{fmt::format("{}: images are {}x{}, expected {}x{}; {}", images_file.string(),
@@ -105,7 +105,8 @@ Result<Split> load_idx_split(const std::filesystem::path& images_path,
   Split split;
   split.shape = shape;
   split.count = count;
-  split.labels.assign(labels->begin() + static_cast<std::ptrdiff_t>(lh->data_offset), labels->end());
+  split.labels.assign(labels->begin() + static_cast<std::ptrdiff_t>(lh->data_offset),
+                      labels->end());
   for (std::size_t i = 0; i < count; ++i) {
     if (split.labels[i] >= expect.num_classes) {
       return Error{fmt::format("{}: label {} of sample {} is out of range [0, {}); {}",

@@ -111,7 +111,7 @@ std::vector<EvalRecord> Evaluator::finish() {
     }
   };
   const std::size_t helpers =
-      std::min<std::size_t>(rest.size(), std::max(1u, std::thread::hardware_concurrency())) ;
+      std::min<std::size_t>(rest.size(), std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < helpers; ++t) pool.emplace_back(drain);
   drain();

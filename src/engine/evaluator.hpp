@@ -27,9 +27,9 @@ namespace stalesgd {
 
 struct EvaluatorOptions {
   bool background = true;
-  std::size_t test_samples = 0;      // 0 = whole test split
+  std::size_t test_samples = 0;  // 0 = whole test split
   std::size_t train_samples = 10000;
-  double target_error = 0.0;         // 0 = none
+  double target_error = 0.0;  // 0 = none
   int eval_batch = 500;
 };
 
@@ -65,11 +65,11 @@ class Evaluator {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Pending> queue_;             // GUARDED_BY(mu_)
-  std::vector<EvalRecord> results_;       // GUARDED_BY(mu_)
-  std::vector<bool> done_;                // GUARDED_BY(mu_)
-  std::optional<std::size_t> latest_;     // GUARDED_BY(mu_)
-  bool stopping_ = false;                 // GUARDED_BY(mu_)
+  std::deque<Pending> queue_;          // GUARDED_BY(mu_)
+  std::vector<EvalRecord> results_;    // GUARDED_BY(mu_)
+  std::vector<bool> done_;             // GUARDED_BY(mu_)
+  std::optional<std::size_t> latest_;  // GUARDED_BY(mu_)
+  bool stopping_ = false;              // GUARDED_BY(mu_)
   // Release/acquire: a reader that sees true also sees the row that set it (written before,
   // under mu_); the flag itself is polled lock-free by the server loop.
   std::atomic<bool> target_reached_{false};

@@ -10,7 +10,9 @@ namespace stalesgd {
 
 ProgressLine::ProgressLine(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO) != 0) {}
 
-ProgressLine::~ProgressLine() { clear(); }
+ProgressLine::~ProgressLine() {
+  clear();
+}
 
 void ProgressLine::update(double elapsed_s, std::uint64_t iteration,
                           std::optional<double> test_error, double mean_staleness) {

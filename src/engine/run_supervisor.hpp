@@ -9,7 +9,9 @@
 // parameters do not change between events).
 //
 // Thread safety: one thread drives it (the supervisor loop of a real-clock engine, or the
-// single thread of the virtual and sequential engines). The engine's own threads never call it.
+// single thread of the virtual and sequential engines). Only stop_due() may be called from any
+// thread (it reads the options and atomics): the thread engine's server checks the budgets with
+// it after each update.
 #pragma once
 
 #include <chrono>

@@ -30,9 +30,9 @@ void ServerCore::count(int worker, WorkerRecord& rec) const {
 }
 
 Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
-                                                     std::uint64_t computed_on, float loss,
-                                                     std::span<const float> grad,
-                                                     std::span<const float> computed_params) {
+                                                    std::uint64_t computed_on, float loss,
+                                                    std::span<const float> grad,
+                                                    std::span<const float> computed_params) {
   const std::uint64_t current = store_.version();
   Outcome out;
   out.step = protocol_.on_arrival(worker, computed_on, current);

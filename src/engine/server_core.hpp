@@ -41,7 +41,9 @@ class ServerCore {
   // The per-worker counts of the protocol and the server, into `rec` (started, pushed,
   // applied, cancelled); computed, busy and idle are the engine's.
   void count(int worker, WorkerRecord& rec) const;
-  double mean_staleness() const { return staleness_count_ ? staleness_sum_ / staleness_count_ : 0.0; }
+  double mean_staleness() const {
+    return staleness_count_ ? staleness_sum_ / staleness_count_ : 0.0;
+  }
 
  private:
   struct Accepted {

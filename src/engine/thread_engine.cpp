@@ -52,8 +52,8 @@ void ThreadEngine::assign(int w, EngineClock::time_point at, bool cut) {
   if (notify) slot.cv.notify_one();
 }
 
-void ThreadEngine::serve(int w, std::uint64_t ticket, float loss,
-                         EngineClock::time_point pushed_at, const ParameterStore::Pin& pin) {
+void ThreadEngine::serve(int w, std::uint64_t ticket, float loss, EngineClock::time_point pushed_at,
+                         const ParameterStore::Pin& pin) {
   pushed_at = last_push_ = std::max(pushed_at, last_push_);  // records stay in time order
   if (stop_reason_ != StopReason::kNone) return;             // the run is over
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];

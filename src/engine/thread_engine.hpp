@@ -22,8 +22,8 @@
 // before X, so the minibatch ends at max(C, X); add: it sleeps X, then computes): a minibatch
 // cut while its worker sleeps costs no gradient.
 //
-// Lock order: server_mu_, then a WorkerSlot's mutex, then the ParameterStore's / WakeTimer's;
-// never the reverse, and never two slots at once.
+// Lock order: server_mu_, then a WorkerSlot's mutex, then the WakeTimer's; never the reverse,
+// and never two slots at once. The ParameterStore takes no lock (its pins are atomic).
 #pragma once
 
 #include <condition_variable>
@@ -104,10 +104,10 @@ class ThreadEngine final : public SupervisedEngine {
   RunRecord run_;
   ParameterStore store_;
   ServerCore core_;
-  std::vector<DelaySampler> delays_of_;    // per worker: X is drawn at the assignment
-  EngineClock::time_point last_push_;      // the latest push handled
+  std::vector<DelaySampler> delays_of_;         // per worker: X is drawn at the assignment
+  EngineClock::time_point last_push_;           // the latest push handled
   StopReason stop_reason_ = StopReason::kNone;  // set: the run is over, ignore further pushes
-  std::condition_variable supervisor_cv_;  // wakes the supervisor when stop_reason_ is set
+  std::condition_variable supervisor_cv_;       // wakes the supervisor when stop_reason_ is set
 
   std::vector<WorkerSlot> slots_;
   // Declared after slots_: a ServerTimers' thread calls into them, so it must stop first.

@@ -42,14 +42,11 @@ void ThreadEngine::worker_loop(int w) {
   const Model& model = *ctx_.model;
   slot.grad.resize(model.num_params());
   auto ws = model.make_workspace(o_.batch);
-  MinibatchSampler sampler(ctx_.data.train, o_.batch, derive_seed(o_.seed, SeedStream::kSampler, w));
+  MinibatchSampler sampler(ctx_.data.train, o_.batch,
+                           derive_seed(o_.seed, SeedStream::kSampler, w));
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
-  RunningMean compute_s;    // this worker's gradient time
-  RunningMean compute_dev;  // its mean absolute deviation
-  // pad: how long before X the worker starts its gradient: the usual gradient time with room
-  // for a slow one. Not more: in k-sync every gradient started early and then cut is waste.
-  const auto lead_s = [&] { return compute_s.value() + 3.0 * compute_dev.value() + 30e-6; };
+  GradientClock gradient_time;
   RunningMean late_s;  // how late its own timed waits wake up
   Batch batch = sampler.next();
   {
@@ -76,7 +73,7 @@ void ThreadEngine::worker_loop(int w) {
       busy_from = slot.busy_since;
       if (slot.release_timed) slot.release_late.add_lateness(slot.release_aim);
       // A worker with no estimate of its gradient time yet computes at once.
-      if (!compute_s.empty()) slot.lead_s = lead_s();
+      if (gradient_time.lead_s() >= 0.0) slot.lead_s = gradient_time.lead_s();
       lead = slot.lead_s;
     }
     stats.idle_s += std::max(0.0, std::chrono::duration<double>(busy_from - last_end).count());
@@ -90,12 +87,10 @@ void ThreadEngine::worker_loop(int w) {
     std::optional<float> loss;
     const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
     if (spent) {
-      const auto c0 = EngineClock::now();
-      loss = model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
+      loss = gradient_time.time([&] {
+        return model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
+      });
       if (loss) {
-        const double c = std::chrono::duration<double>(EngineClock::now() - c0).count();
-        if (!compute_s.empty()) compute_dev.add(std::abs(c - compute_s.value()));
-        compute_s.add(c);
         ++stats.computed;
       } else {
         woken = Woken::kCancelled;

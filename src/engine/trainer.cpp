@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/mpi/mpi_runtime.hpp"
 #include "engine/run_context.hpp"
 #include "stalesgd/util/seed.hpp"
 
@@ -22,6 +23,7 @@ Result<RunRecord> train(const ResolvedRun& run, const Dataset& data,
   ctx.initial.resize(ctx.model->num_params());
   ctx.model->init_params(ctx.initial, derive_seed(options.seed, SeedStream::kModelInit));
 
+  if (options.engine == EngineKind::kMpi) return train_mpi(ctx);
   if (options.sequential) return train_sequential(ctx);
   if (options.clock == ClockKind::kVirtual) return train_virtual(ctx);
   if (options.server == ServerPlacement::kHogwild) return train_hogwild(ctx);

@@ -41,7 +41,8 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     const std::uint64_t version = store_.version();
     // Snapshots due before this event see the parameters as they are now (nothing changes
     // between events), recorded at their due time.
-    for (double due = supervisor_.next_snapshot_s(); due <= t; due = supervisor_.next_snapshot_s()) {
+    for (double due = supervisor_.next_snapshot_s(); due <= t;
+         due = supervisor_.next_snapshot_s()) {
       supervisor_.snapshot(due, version, store_.current());
       supervisor_.progress(t, version, core_.mean_staleness());
     }

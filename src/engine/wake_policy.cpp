@@ -16,8 +16,8 @@ ServerTimers::ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, c
                            DelayMode mode)
     : slots_(slots), store_(store), rule_(rule), mode_(mode), track_(slots.size()) {
   scratch_ends_.reserve(slots.size());
-  timer_ = std::make_unique<WakeTimer>(
-      static_cast<int>(slots.size()), [this](int w, std::uint64_t ticket) { release(w, ticket); });
+  timer_ = std::make_unique<WakeTimer>(static_cast<int>(slots.size()),
+                                       [this](int w, std::uint64_t ticket) { release(w, ticket); });
 }
 
 bool ServerTimers::on_assign(int w, WorkerSlot& slot, bool cut_pending) {

@@ -15,7 +15,7 @@
 //
 // Thread safety: every method but the timer's callback is called by the server role, under the
 // server lock (REQUIRES(server_mu)); on_assign also with the slot's lock held. Lock order:
-// server lock, then a slot's, then the ParameterStore's / WakeTimer's.
+// server lock, then a slot's, then the WakeTimer's.
 #pragma once
 
 #include <memory>

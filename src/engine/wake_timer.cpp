@@ -16,7 +16,9 @@ WakeTimer::WakeTimer(int workers, Fire fire)
   thread_ = std::thread([this] { run(); });
 }
 
-WakeTimer::~WakeTimer() { stop(); }
+WakeTimer::~WakeTimer() {
+  stop();
+}
 
 void WakeTimer::stop() {
   {

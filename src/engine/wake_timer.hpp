@@ -64,12 +64,12 @@ class WakeTimer {
   Fire fire_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<int> heap_;                  // GUARDED_BY(mu_): workers, earliest first
-  std::vector<int> pos_;                   // GUARDED_BY(mu_): worker -> index in heap_, or -1
-  std::vector<Clock::time_point> at_;      // GUARDED_BY(mu_)
-  std::vector<std::uint64_t> ticket_;      // GUARDED_BY(mu_)
-  Clock::time_point sleeping_until_;       // GUARDED_BY(mu_): min() while not asleep
-  bool stop_ = false;                      // GUARDED_BY(mu_)
+  std::vector<int> heap_;              // GUARDED_BY(mu_): workers, earliest first
+  std::vector<int> pos_;               // GUARDED_BY(mu_): worker -> index in heap_, or -1
+  std::vector<Clock::time_point> at_;  // GUARDED_BY(mu_)
+  std::vector<std::uint64_t> ticket_;  // GUARDED_BY(mu_)
+  Clock::time_point sleeping_until_;   // GUARDED_BY(mu_): min() while not asleep
+  bool stop_ = false;                  // GUARDED_BY(mu_)
   std::thread thread_;
 };
 

@@ -43,7 +43,7 @@ struct alignas(64) WorkerSlot {
   std::mutex mu;
   std::condition_variable cv;
   // The minibatch the server assigned: a pinned version, when it was assigned, its delay X.
-  ParameterStore::Pin assigned;        // GUARDED_BY(mu)
+  ParameterStore::Pin assigned;         // GUARDED_BY(mu)
   EngineClock::time_point assigned_at;  // GUARDED_BY(mu)
   EngineClock::duration assigned_x{};   // GUARDED_BY(mu)
   bool has_assignment = false;          // GUARDED_BY(mu): assigned, not yet taken by the worker
@@ -55,9 +55,9 @@ struct alignas(64) WorkerSlot {
   EngineClock::time_point release_aim;  // GUARDED_BY(mu): when the timer was asked to release it
   bool release_timed = false;           // GUARDED_BY(mu): the release waited for the timer
   RunningMean release_late;             // GUARDED_BY(mu): how late releases reach the worker
-  double lead_s = -1.0;                 // GUARDED_BY(mu): pad: wake this long before X (-1: unknown)
-  EngineClock::time_point busy_since;   // GUARDED_BY(mu): first assignment since the last take
-  bool stop = false;                    // GUARDED_BY(mu)
+  double lead_s = -1.0;                // GUARDED_BY(mu): pad: wake this long before X (-1: unknown)
+  EngineClock::time_point busy_since;  // GUARDED_BY(mu): first assignment since the last take
+  bool stop = false;                   // GUARDED_BY(mu)
   // Set by the server under `mu` (and notified) to interrupt the minibatch in flight; the model
   // polls it between layers. Relaxed loads suffice: it carries no data, only "stop early"; the
   // mutex orders it against the reset when the worker takes its next assignment.

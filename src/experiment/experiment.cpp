@@ -54,8 +54,8 @@ Status check_string(const fs::path& file, const toml::table& table, const char* 
 }
 
 // Applies every key of `table` but those in `skip` to `o`.
-Status apply_table(const fs::path& file, const toml::table& table, const std::set<std::string>& skip,
-                   TrainerOptions& o) {
+Status apply_table(const fs::path& file, const toml::table& table,
+                   const std::set<std::string>& skip, TrainerOptions& o) {
   for (const auto& [key, node] : table) {
     const std::string k(key.str());
     if (skip.count(k)) continue;
@@ -95,9 +95,10 @@ std::string slugify(const std::string& label) {
 Result<Experiment> load_experiment(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
-    return Error{fmt::format("{}: config file not found; give the path of a .toml file, e.g. "
-                             "experiments/quickstart.toml",
-                             path.string())};
+    return Error{
+        fmt::format("{}: config file not found; give the path of a .toml file, e.g. "
+                    "experiments/quickstart.toml",
+                    path.string())};
   }
   toml::table doc;
   try {
@@ -117,14 +118,16 @@ Result<Experiment> load_experiment(const fs::path& path) {
 
   TrainerOptions shared;
   shared.progress = false;
-  if (auto s = apply_table(path, doc, {"name", "description", "run", "seeds"}, shared); !s) return s.error();
+  if (auto s = apply_table(path, doc, {"name", "description", "run", "seeds"}, shared); !s)
+    return s.error();
 
   std::vector<std::uint64_t> seeds{shared.seed};
   if (const toml::node* n = doc.get("seeds")) {
     const auto* a = n->as_array();
     if (a == nullptr || a->empty()) {
-      return Error{fmt::format("{}: key 'seeds' must be a non-empty array of integers, e.g. [1, 2, 3]",
-                               where(path, *n))};
+      return Error{
+          fmt::format("{}: key 'seeds' must be a non-empty array of integers, e.g. [1, 2, 3]",
+                      where(path, *n))};
     }
     seeds.clear();
     for (const auto& e : *a) {

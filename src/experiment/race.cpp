@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
-#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
@@ -96,7 +96,8 @@ Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
 
 Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows) {
   std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return Error{fmt::format("cannot write {}; check that --out is writable", path.string())};
+  if (f == nullptr)
+    return Error{fmt::format("cannot write {}; check that --out is writable", path.string())};
   fmt::print(f,
              "label,slug,rule,k,seed,clock,iterations,wall_s,time_to_target_s,final_test_error,"
              "seconds_per_iteration,predicted_seconds_per_iteration,predicted_method,"
@@ -105,14 +106,16 @@ Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows)
   for (const auto& r : rows) {
     // Labels may hold commas: quote them (RFC 4180).
     std::string label = r.label;
-    for (std::size_t p = 0; (p = label.find('"', p)) != std::string::npos; p += 2) label.insert(p, "\"");
-    fmt::print(f, "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}\n",
-               label, r.slug, to_string(r.rule), r.k, r.seed, r.clock, r.iterations, r.wall_s,
-               opt(r.time_to_target_s), opt(r.final_test_error), r.seconds_per_iteration,
-               opt(r.predicted_seconds_per_iteration),
-               r.predicted_seconds_per_iteration ? to_string(r.predicted_method) : "",
-               r.mean_staleness, r.p95_staleness, r.gradients_started, r.gradients_applied,
-               r.gradients_cancelled, r.wasted_fraction, to_string(r.stop_reason));
+    for (std::size_t p = 0; (p = label.find('"', p)) != std::string::npos; p += 2)
+      label.insert(p, "\"");
+    fmt::print(
+        f, "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}\n",
+        label, r.slug, to_string(r.rule), r.k, r.seed, r.clock, r.iterations, r.wall_s,
+        opt(r.time_to_target_s), opt(r.final_test_error), r.seconds_per_iteration,
+        opt(r.predicted_seconds_per_iteration),
+        r.predicted_seconds_per_iteration ? to_string(r.predicted_method) : "", r.mean_staleness,
+        r.p95_staleness, r.gradients_started, r.gradients_applied, r.gradients_cancelled,
+        r.wasted_fraction, to_string(r.stop_reason));
   }
   const bool bad = std::ferror(f) != 0;
   std::fclose(f);
@@ -124,17 +127,18 @@ std::string results_markdown(const std::vector<RaceRow>& rows, double target_err
   std::string out;
   const std::string target = target_error > 0.0 ? fmt::format("time to {:.3g} (s)", target_error)
                                                 : std::string("time to target (s)");
-  out += fmt::format("| run | rule | K | {} | error at end | s/iter measured | s/iter predicted | "
-                     "mean staleness | wasted work |\n",
-                     target);
+  out += fmt::format(
+      "| run | rule | K | {} | error at end | s/iter measured | s/iter predicted | "
+      "mean staleness | wasted work |\n",
+      target);
   out += "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : rows) {
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {:.5f} | {} | {:.2f} | {:.1f}% |\n", r.label, to_string(r.rule), r.k,
-        r.time_to_target_s ? fmt::format("{:.2f}", *r.time_to_target_s) : std::string("—"),
+        "| {} | {} | {} | {} | {} | {:.5f} | {} | {:.2f} | {:.1f}% |\n", r.label, to_string(r.rule),
+        r.k, r.time_to_target_s ? fmt::format("{:.2f}", *r.time_to_target_s) : std::string("—"),
         r.stop_reason == StopReason::kDiverged ? std::string("diverged")
-        : r.final_test_error        ? fmt::format("{:.4f}", *r.final_test_error)
-                                    : std::string("—"),
+        : r.final_test_error                   ? fmt::format("{:.4f}", *r.final_test_error)
+                                               : std::string("—"),
         r.seconds_per_iteration,
         r.predicted_seconds_per_iteration
             ? fmt::format("{:.5f} ({})", *r.predicted_seconds_per_iteration,

@@ -18,6 +18,8 @@ class FixedRate final : public LearningRate {
 
 }  // namespace
 
-std::unique_ptr<LearningRate> make_fixed_rate(double base) { return std::make_unique<FixedRate>(base); }
+std::unique_ptr<LearningRate> make_fixed_rate(double base) {
+  return std::make_unique<FixedRate>(base);
+}
 
 }  // namespace stalesgd

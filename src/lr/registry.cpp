@@ -23,7 +23,8 @@ Result<std::map<std::string, double>> parse_params(std::string_view rule, std::s
     text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
     const auto eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0) {
-      return Error{fmt::format("--lr-rule '{}': '{}' is not key=value; use one of: {}", rule, item, kRules)};
+      return Error{
+          fmt::format("--lr-rule '{}': '{}' is not key=value; use one of: {}", rule, item, kRules)};
     }
     const std::string key(item.substr(0, eq));
     const std::string value(item.substr(eq + 1));
@@ -56,7 +57,8 @@ Result<std::unique_ptr<LearningRate>> make_learning_rate(double base, std::strin
   }
   const auto colon = rule.find(':');
   const std::string_view name = rule.substr(0, colon);
-  auto parsed = parse_params(rule, colon == std::string_view::npos ? std::string_view{} : rule.substr(colon + 1));
+  auto parsed = parse_params(
+      rule, colon == std::string_view::npos ? std::string_view{} : rule.substr(colon + 1));
   if (!parsed) return parsed.error();
   auto& params = *parsed;
   std::unique_ptr<LearningRate> lr;
@@ -69,14 +71,16 @@ Result<std::unique_ptr<LearningRate>> make_learning_rate(double base, std::strin
     auto factor = take(params, "factor", rule, usage);
     if (!factor) return factor.error();
     if (*every < 1 || *every != std::floor(*every) || !(*factor > 0.0 && *factor <= 1.0)) {
-      return Error{fmt::format("--lr-rule '{}': need a whole every >= 1 and 0 < factor <= 1", rule)};
+      return Error{
+          fmt::format("--lr-rule '{}': need a whole every >= 1 and 0 < factor <= 1", rule)};
     }
     lr = make_step_decay(base, static_cast<std::uint64_t>(*every), *factor);
   } else if (name == "exp") {
     auto decay = take(params, "decay", rule, "exp:decay=D, e.g. exp:decay=0.9995");
     if (!decay) return decay.error();
     if (!(*decay > 0.0 && *decay <= 1.0)) {
-      return Error{fmt::format("--lr-rule '{}': decay must be in (0, 1], e.g. exp:decay=0.9995", rule)};
+      return Error{
+          fmt::format("--lr-rule '{}': decay must be in (0, 1], e.g. exp:decay=0.9995", rule)};
     }
     lr = make_exponential_decay(base, *decay);
   } else if (name == "inv-staleness") {

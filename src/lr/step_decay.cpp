@@ -10,11 +10,14 @@ namespace {
 
 class StepDecay final : public LearningRate {
  public:
-  StepDecay(double base, std::uint64_t every, double factor) : base_(base), every_(every), factor_(factor) {}
+  StepDecay(double base, std::uint64_t every, double factor)
+      : base_(base), every_(every), factor_(factor) {}
   double rate(const LrContext& ctx) const override {
     return base_ * std::pow(factor_, static_cast<double>(ctx.iteration / every_));
   }
-  std::string describe() const override { return fmt::format("step:every={},factor={}", every_, factor_); }
+  std::string describe() const override {
+    return fmt::format("step:every={},factor={}", every_, factor_);
+  }
 
  private:
   double base_;

@@ -7,13 +7,20 @@ namespace stalesgd {
 
 const char* to_string(StopReason reason) {
   switch (reason) {
-    case StopReason::kNone: return "none";
-    case StopReason::kIterations: return "iterations";
-    case StopReason::kTime: return "time";
-    case StopReason::kTargetError: return "target-error";
-    case StopReason::kInterrupted: return "interrupted";
-    case StopReason::kDiverged: return "diverged";
-    case StopReason::kFailed: return "failed";
+    case StopReason::kNone:
+      return "none";
+    case StopReason::kIterations:
+      return "iterations";
+    case StopReason::kTime:
+      return "time";
+    case StopReason::kTargetError:
+      return "target-error";
+    case StopReason::kInterrupted:
+      return "interrupted";
+    case StopReason::kDiverged:
+      return "diverged";
+    case StopReason::kFailed:
+      return "failed";
   }
   return "?";
 }

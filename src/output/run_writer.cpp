@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/os.h>
 
-#include "config/option_table.hpp"
 #include <nlohmann/json.hpp>
+#include "config/option_table.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;

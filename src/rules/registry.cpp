@@ -45,7 +45,8 @@ Result<RuleKind> parse_rule_kind(std::string_view name) {
   for (const auto& r : kRules) {
     if (name == r.name) return r.kind;
   }
-  return Error{fmt::format("unknown rule '{}'; use one of: {}", name, fmt::join(rule_names(), ", "))};
+  return Error{
+      fmt::format("unknown rule '{}'; use one of: {}", name, fmt::join(rule_names(), ", "))};
 }
 
 bool RuleConfig::synchronous() const {
@@ -61,17 +62,19 @@ Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers) {
   const int k = spec.k;
   if (*kind == RuleKind::kSync) {
     if (k != 0 && k != workers) {
-      return Error{fmt::format("sync always waits for all P = {} workers, so --k {} does not apply; "
-                               "use --rule k-sync --k {} or drop --k",
-                               workers, k, k)};
+      return Error{
+          fmt::format("sync always waits for all P = {} workers, so --k {} does not apply; "
+                      "use --rule k-sync --k {} or drop --k",
+                      workers, k, k)};
     }
     return RuleConfig{*kind, workers, workers};
   }
   if (*kind == RuleKind::kAsync) {
     if (k != 0 && k != 1) {
-      return Error{fmt::format("async applies every gradient (K = 1), so --k {} does not apply; "
-                               "use --rule k-async --k {} or drop --k",
-                               k, k)};
+      return Error{
+          fmt::format("async applies every gradient (K = 1), so --k {} does not apply; "
+                      "use --rule k-async --k {} or drop --k",
+                      k, k)};
     }
     return RuleConfig{*kind, workers, 1};
   }
@@ -87,12 +90,18 @@ Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers) {
 
 std::unique_ptr<Rule> make_rule(const RuleConfig& c) {
   switch (c.kind) {
-    case RuleKind::kSync: return std::make_unique<KSync>(c.workers, c.workers, "sync");
-    case RuleKind::kKSync: return std::make_unique<KSync>(c.workers, c.k);
-    case RuleKind::kKBatchSync: return std::make_unique<KBatchSync>(c.workers, c.k);
-    case RuleKind::kAsync: return std::make_unique<KAsync>(c.workers, 1, "async");
-    case RuleKind::kKAsync: return std::make_unique<KAsync>(c.workers, c.k);
-    case RuleKind::kKBatchAsync: return std::make_unique<KBatchAsync>(c.workers, c.k);
+    case RuleKind::kSync:
+      return std::make_unique<KSync>(c.workers, c.workers, "sync");
+    case RuleKind::kKSync:
+      return std::make_unique<KSync>(c.workers, c.k);
+    case RuleKind::kKBatchSync:
+      return std::make_unique<KBatchSync>(c.workers, c.k);
+    case RuleKind::kAsync:
+      return std::make_unique<KAsync>(c.workers, 1, "async");
+    case RuleKind::kKAsync:
+      return std::make_unique<KAsync>(c.workers, c.k);
+    case RuleKind::kKBatchAsync:
+      return std::make_unique<KBatchAsync>(c.workers, c.k);
   }
   return nullptr;
 }

@@ -22,7 +22,8 @@ std::optional<ClosedForm> closed_form_runtime(const RuleConfig& rule, const Dist
     return ClosedForm{k * se->mean_s / p, "K / (P mu)"};
   }
   if (rule.kind == RuleKind::kAsync || rule.kind == RuleKind::kKAsync) {
-    if (exponential) return ClosedForm{(harmonic(p) - harmonic(p - k)) * se->mean_s, "(H_P - H_{P-K}) / mu"};
+    if (exponential)
+      return ClosedForm{(harmonic(p) - harmonic(p - k)) * se->mean_s, "(H_P - H_{P-K}) / mu"};
     if (se) {
       // Shifted exponential is new-longer-than-used: K-async is at most K-sync's E[X_{K:P}].
       return ClosedForm{expected_order_statistic(x, k, p), "<= E[X_{K:P}] (bound)", true};

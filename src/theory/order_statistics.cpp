@@ -19,8 +19,8 @@ double expected_order_statistic(const Distribution& x, int k, int p) {
   // E[X_{K:P}] = integral_0^1 Q(u) b(u) du with b the Beta(K, P-K+1) density. Substituting
   // u = (1 - cos(pi s)) / 2 crowds the nodes toward both ends, where Q and b vary fastest;
   // then a composite Simpson rule in s.
-  const double log_norm = std::lgamma(p + 1.0) - std::lgamma(static_cast<double>(k)) -
-                          std::lgamma(p - k + 1.0);
+  const double log_norm =
+      std::lgamma(p + 1.0) - std::lgamma(static_cast<double>(k)) - std::lgamma(p - k + 1.0);
   auto integrand = [&](double s) {
     const double u = 0.5 * (1.0 - std::cos(M_PI * s));
     if (u <= 0.0 || u >= 1.0) return 0.0;

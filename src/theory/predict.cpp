@@ -22,7 +22,8 @@ std::optional<RuntimePrediction> predict_runtime(const ResolvedRun& run,
     p.method = PredictionMethod::kClosedForm;
     p.formula = closed->formula;
   }
-  // Monte Carlo as well, for its staleness estimate and interval, even where a closed form is exact.
+  // Monte Carlo as well, for its staleness estimate and interval, even where a closed form is
+  // exact.
   auto mc = monte_carlo_runtime(run.rule(), profile, mc_iterations, o.seed, o.delay_mode,
                                 o.clock == ClockKind::kVirtual ? o.compute_time_s : 0.0);
   if (mc) p.monte_carlo = *mc;

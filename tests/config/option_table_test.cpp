@@ -30,6 +30,7 @@ const std::map<std::string, std::pair<std::string, std::string>>& samples() {
       {"l2", {"0.25", "0.25"}},
       {"rule", {"k-async", "\"k-async\""}},
       {"workers", {"8", "8"}},
+      {"workers-per-rank", {"4", "4"}},
       {"k", {"3", "3"}},
       {"batch", {"64", "64"}},
       {"lr", {"0.125", "0.125"}},
@@ -43,6 +44,7 @@ const std::map<std::string, std::pair<std::string, std::string>>& samples() {
       {"target-error", {"0.05", "0.05"}},
       {"clock", {"virtual", "\"virtual\""}},
       {"server", {"thread", "\"thread\""}},
+      {"engine", {"mpi", "\"mpi\""}},
       {"compute-time", {"2ms", "\"2ms\""}},
       {"eval-every", {"250ms", "\"250ms\""}},
       {"eval-samples", {"1000", "1000"}},
@@ -92,8 +94,9 @@ TEST_CASE("option table: the default texts parse to TrainerOptions' defaults", "
   CHECK(without_default == std::set<std::string>{"k", "hidden", "out"});
 }
 
-TEST_CASE("option table: each flag is declared once; TOML and JSON keys are the flag with _",
-          "[config]") {
+TEST_CASE(
+    "option table: each flag is declared once, and its TOML and JSON keys are the flag with _",
+    "[config]") {
   std::set<std::string> names;
   std::set<std::string> json_keys;
   for (const auto& d : train_options()) {

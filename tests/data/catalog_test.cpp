@@ -53,7 +53,8 @@ TEST_CASE("unknown data set names are rejected with the list of names", "[data]"
   CHECK(dataset_shape("cifar10")->dim() == 3072);
 }
 
-TEST_CASE("CLI data info on corrupt files: one line, names the file, non-zero exit", "[data][cli]") {
+TEST_CASE("CLI data info on corrupt files: one line, names the file, non-zero exit",
+          "[data][cli]") {
   TempDir dir;
   const auto mnist = dir.path() / "mnist";
   auto good_images = idx_images(2, 28, 28);
@@ -101,13 +102,13 @@ TEST_CASE("CLI rejects a CIFAR file whose size is not a multiple of 3073", "[dat
 }
 
 TEST_CASE("CLI rejects unknown names, commands and flags in one line", "[data][cli]") {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"data", "info", "--dataset", "svhn"},
-           {"data", "fetch", "svhn"},
-           {"data", "info", "--datset", "mnist"},
-           {"data", "info"},
-           {"data", "list"},
-           {"frobnicate"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"data", "info", "--dataset", "svhn"},
+                                             {"data", "fetch", "svhn"},
+                                             {"data", "info", "--datset", "mnist"},
+                                             {"data", "info"},
+                                             {"data", "list"},
+                                             {"frobnicate"}}) {
     auto r = run_cli(args);
     INFO(args.front() << " ...: " << r.output);
     CHECK(r.exit_code != 0);

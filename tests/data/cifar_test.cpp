@@ -30,8 +30,8 @@ TEST_CASE("CIFAR loader rejects sizes that are not a multiple of 3073", "[data][
   write_bytes(dir / "bad.bin", bytes);
   auto r = load_cifar_split({dir / "bad.bin"}, "fetch it again");
   REQUIRE_FALSE(r.ok());
-  CHECK_THAT(r.error().message,
-             Contains("bad.bin") && Contains("6145 bytes") && Contains("3073") && Contains("fetch it again"));
+  CHECK_THAT(r.error().message, Contains("bad.bin") && Contains("6145 bytes") && Contains("3073") &&
+                                    Contains("fetch it again"));
 }
 
 TEST_CASE("CIFAR loader rejects empty files, bad labels and missing files", "[data][cifar]") {

@@ -54,7 +54,8 @@ TEST_CASE("IDX loader names each kind of corrupt file", "[data][idx]") {
     write_bytes(dir / "img", idx_images(3, 4, 3, 0x00000801));
     auto r = load();
     REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Contains("wrong magic number 0x00000801") && Contains("0x00000803"));
+    CHECK_THAT(r.error().message,
+               Contains("wrong magic number 0x00000801") && Contains("0x00000803"));
   }
   SECTION("truncated data") {
     auto bytes = idx_images(3, 4, 3);

@@ -6,7 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/model/model.hpp"
 #include "support/fixtures.hpp"
 
 namespace stalesgd::test {
@@ -26,6 +28,19 @@ inline TrainerOptions quick_options(const std::string& rule, int workers, int k,
   o.eval_train_samples = 1000;
   o.progress = false;
   return o;
+}
+
+inline ResolvedRun resolve_ok(const TrainerOptions& o) {
+  auto r = ResolvedRun::resolve(o);
+  if (!r) FAIL(r.error().message);
+  return std::move(r).value();
+}
+
+// A plain softmax for samples of `data`'s shape and classes.
+inline std::unique_ptr<Model> softmax_for(const Dataset& data) {
+  auto m = make_model({"softmax", {}, 0.0f}, data.train.shape, data.num_classes);
+  if (!m) FAIL(m.error().message);
+  return std::move(m).value();
 }
 
 inline RunRecord run_ok(const TrainerOptions& o) {

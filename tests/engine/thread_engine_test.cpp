@@ -75,7 +75,8 @@ TEST_CASE("threads: k-batch-async takes any K gradients, repeated workers occur"
   CHECK(total(run, &WorkerRecord::cancelled) == 0);
 }
 
-TEST_CASE("threads: async applies each gradient; mean staleness near P - 1", "[engine][threads]") {
+TEST_CASE("threads: async applies each gradient, with mean staleness near P - 1",
+          "[engine][threads]") {
   // Delays long against compute (even under ThreadSanitizer), as the formula assumes.
   auto o = quick_options("async", 8, 0, "exp:mean=16ms");
   o.server = GENERATE(ServerPlacement::kInline, ServerPlacement::kThread);

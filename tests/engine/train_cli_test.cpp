@@ -45,7 +45,8 @@ TEST_CASE("train CLI: bad rule, K and delay specs get one line and exit non-zero
       {{"--rule", "async", "--workers", "2", "--delay", "exp:mean=-5ms"}, "exp:mean"},
       {{"--rule", "async", "--workers", "2", "--delay", "exp:mean=10"}, "10ms"},
       {{"--rule", "async", "--workers", "2", "--delay", "const:10parsecs"}, "unit"},
-      {{"--rule", "async", "--workers", "2", "--delay", "trace:" + (dir / "nope.csv").string()}, "nope.csv"},
+      {{"--rule", "async", "--workers", "2", "--delay", "trace:" + (dir / "nope.csv").string()},
+       "nope.csv"},
       {{"--rule", "async", "--workers", "2", "--delay", "exp:mean=1ms;w5=x3"}, "w5"},
       {{"--batch", "0"}, "--batch 0"},
       {{"--lr", "-1"}, "--lr -1"},
@@ -81,7 +82,8 @@ TEST_CASE("train CLI: a k-async run writes every output file", "[cli][train]") {
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("s / iteration") && Contains("theory"));
-  for (const char* f : {"updates.csv", "gradients.csv", "evals.csv", "workers.csv", "summary.json"}) {
+  for (const char* f :
+       {"updates.csv", "gradients.csv", "evals.csv", "workers.csv", "summary.json"}) {
     CHECK(std::filesystem::exists(dir / f));
   }
   std::ifstream in(dir / "summary.json");
@@ -99,9 +101,10 @@ TEST_CASE("train CLI: a k-async run writes every output file", "[cli][train]") {
 
 TEST_CASE("train CLI: Ctrl-C stops the run, writes what it recorded, exits 130", "[cli][train]") {
   TempDir dir;
-  std::vector<std::string> args{STALESGD_CLI, "train", "--model", "softmax", "--rule", "async",
-                                "--workers", "4", "--delay", "exp:mean=5ms", "--time", "600s",
-                                "--no-progress", "--out", dir.path().string()};
+  std::vector<std::string> args{STALESGD_CLI,    "train",        "--model",          "softmax",
+                                "--rule",        "async",        "--workers",        "4",
+                                "--delay",       "exp:mean=5ms", "--time",           "600s",
+                                "--no-progress", "--out",        dir.path().string()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -141,13 +144,16 @@ TEST_CASE("train CLI: Ctrl-C stops the run, writes what it recorded, exits 130",
   CHECK(j["iterations"].get<int>() > 0);
 }
 
-TEST_CASE("train CLI: a diverging run stops with the iteration and the learning rate", "[cli][train]") {
-  for (const auto& extra : std::vector<std::vector<std::string>>{
-           {"--sequential"},
-           {"--rule", "async", "--workers", "4"},
-           {"--rule", "k-sync", "--workers", "4", "--k", "2", "--clock", "virtual", "--delay", "exp:mean=1ms"}}) {
+TEST_CASE("train CLI: a diverging run stops with the iteration and the learning rate",
+          "[cli][train]") {
+  for (const auto& extra :
+       std::vector<std::vector<std::string>>{{"--sequential"},
+                                             {"--rule", "async", "--workers", "4"},
+                                             {"--rule", "k-sync", "--workers", "4", "--k", "2",
+                                              "--clock", "virtual", "--delay", "exp:mean=1ms"}}) {
     TempDir dir;
-    std::vector<std::string> args{"--lr", "1e38", "--iterations", "200", "--out", dir.path().string()};
+    std::vector<std::string> args{"--lr", "1e38",  "--iterations",
+                                  "200",  "--out", dir.path().string()};
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = train_cli(args);
     INFO(r.output);

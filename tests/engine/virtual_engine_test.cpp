@@ -1,8 +1,8 @@
 // The virtual-time engine: byte-identical repeats, the rules' exact bookkeeping on a
 // deterministic clock, and staleness distributions that match the real-thread engine.
 #include <algorithm>
-#include <tuple>
 #include <fstream>
+#include <tuple>
 
 #include "engine/engine_test_util.hpp"
 #include "stalesgd/output/run_writer.hpp"
@@ -12,7 +12,8 @@ using namespace stalesgd::test;
 
 namespace {
 
-TrainerOptions virtual_options(const std::string& rule, int workers, int k, const std::string& delay) {
+TrainerOptions virtual_options(const std::string& rule, int workers, int k,
+                               const std::string& delay) {
   auto o = quick_options(rule, workers, k, delay);
   o.clock = ClockKind::kVirtual;
   o.eval_every_s = 0.05;
@@ -36,7 +37,8 @@ TEST_CASE("virtual: two runs with the same seed write byte-identical files", "[e
   REQUIRE(resolved.ok());
   REQUIRE(write_run_outputs(a.path(), *resolved, r1, std::nullopt).ok());
   REQUIRE(write_run_outputs(b.path(), *resolved, r2, std::nullopt).ok());
-  for (const char* f : {"updates.csv", "gradients.csv", "evals.csv", "workers.csv", "summary.json"}) {
+  for (const char* f :
+       {"updates.csv", "gradients.csv", "evals.csv", "workers.csv", "summary.json"}) {
     INFO(f);
     const auto x = slurp(a / f);
     CHECK(x.size() > 40);
@@ -101,11 +103,12 @@ double ks_distance(const RunRecord& a, const RunRecord& b) {
 }
 }  // namespace
 
-TEST_CASE("virtual and real engines give matching staleness distributions", "[engine][virtual][threads]") {
+TEST_CASE("virtual and real engines give matching staleness distributions",
+          "[engine][virtual][threads]") {
   // Delays long against compute (even 15x slower under ThreadSanitizer), so that the real run
   // is delay-dominated as the virtual one (compute time 0) assumes.
-  for (const auto& [rule, k, iterations] : std::vector<std::tuple<std::string, int, int>>{
-           {"async", 0, 600}, {"k-async", 2, 300}}) {
+  for (const auto& [rule, k, iterations] :
+       std::vector<std::tuple<std::string, int, int>>{{"async", 0, 600}, {"k-async", 2, 300}}) {
     INFO(rule);
     auto o = quick_options(rule, 8, k, "exp:mean=30ms");
     o.iterations = static_cast<std::uint64_t>(iterations);

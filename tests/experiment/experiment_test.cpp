@@ -68,7 +68,8 @@ TEST_CASE("experiment: errors name the file, the line and the key", "[experiment
   TempDir dir;
   const std::vector<std::pair<std::string, std::string>> cases{
       {"wrkers = 4\n[[run]]\nlabel = \"a\"\n", "exp.toml:1: unknown key 'wrkers'"},
-      {"time = \"2s\"\nworkers = \"four\"\n[[run]]\nlabel = \"a\"\n", "exp.toml:2: key 'workers' must be an integer"},
+      {"time = \"2s\"\nworkers = \"four\"\n[[run]]\nlabel = \"a\"\n",
+       "exp.toml:2: key 'workers' must be an integer"},
       {"time = 20\n[[run]]\nlabel = \"a\"\n", "exp.toml:1: key 'time' must be a duration string"},
       {"time = \"20 parsecs\"\n[[run]]\nlabel = \"a\"\n", "exp.toml:1: key 'time'"},
       {"time = \"2s\"\n", "no runs"},
@@ -76,7 +77,8 @@ TEST_CASE("experiment: errors name the file, the line and the key", "[experiment
       {"time = \"2s\"\nworkers = 4\n\n[[run]]\nlabel = \"bad\"\nrule = \"k-sync\"\nk = 9\n",
        "exp.toml:4: run 'bad': --k 9 is out of range for --workers 4"},
       {"time = \"2s\"\n[[run]]\nlabel = \"x\"\ndelay = \"exp:mean=5\"\n", "run 'x': delay spec"},
-      {"time = \"2s\"\n[[run]]\nlabel = \"x\"\nclock = \"fast\"\n", "exp.toml:4: key 'clock' must be \"real\" or \"virtual\""},
+      {"time = \"2s\"\n[[run]]\nlabel = \"x\"\nclock = \"fast\"\n",
+       "exp.toml:4: key 'clock' must be \"real\" or \"virtual\""},
       {"time = \"2s\"\nseeds = []\n[[run]]\nlabel = \"x\"\n", "exp.toml:2: key 'seeds'"},
       {"time = \"2s\"\n[[run]]\nlabel = \"x\"\nhidden = [256, \"x\"]\n", "key 'hidden'"},
       {"time = \"2s\"\n[[run]\nlabel = \"x\"\n", "exp.toml:2: TOML syntax error"},
@@ -88,12 +90,14 @@ TEST_CASE("experiment: errors name the file, the line and the key", "[experiment
     CHECK_THAT(ex.error().message, Contains(expected));
     CHECK(ex.error().message.find('\n') == std::string::npos);
   }
-  CHECK_THAT(load_experiment(dir / "missing.toml").error().message, Contains("config file not found"));
+  CHECK_THAT(load_experiment(dir / "missing.toml").error().message,
+             Contains("config file not found"));
 }
 
 TEST_CASE("every experiment shipped in experiments/ loads", "[experiment]") {
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(STALESGD_SOURCE_DIR) / "experiments")) {
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::filesystem::path(STALESGD_SOURCE_DIR) / "experiments")) {
     if (e.path().extension() != ".toml") continue;
     INFO(e.path());
     auto ex = load_experiment(e.path());

@@ -16,13 +16,16 @@ TEST_CASE("a virtual-clock race writes every run and the results table", "[exper
   const auto cfg = dir / "race.toml";
   std::ofstream(cfg) << "model = \"softmax\"\nworkers = 4\ndelay = \"exp:mean=10ms\"\n"
                         "clock = \"virtual\"\ntime = \"1s\"\ntarget_error = 0.2\n"
-                        "data_dir = \"" << repo_data_dir().string() << "\"\n"
+                        "data_dir = \""
+                     << repo_data_dir().string()
+                     << "\"\n"
                         "[[run]]\nlabel = \"sync\"\nrule = \"sync\"\n"
                         "[[run]]\nlabel = \"async\"\nrule = \"async\"\n";
   auto ex = load_experiment(cfg);
   REQUIRE(ex.ok());
   std::vector<std::size_t> done;
-  auto outcome = run_race(*ex, dir / "out", nullptr, [&](std::size_t i, const RaceRow&) { done.push_back(i); });
+  auto outcome = run_race(*ex, dir / "out", nullptr,
+                          [&](std::size_t i, const RaceRow&) { done.push_back(i); });
   REQUIRE(outcome.ok());
   CHECK(done == std::vector<std::size_t>{0, 1});
   REQUIRE(outcome->rows.size() == 2);
@@ -51,7 +54,8 @@ TEST_CASE("a virtual-clock race writes every run and the results table", "[exper
 TEST_CASE("race CLI: a broken config is one line naming file and line", "[experiment][cli]") {
   TempDir dir;
   std::ofstream(dir / "bad.toml") << "time = \"1s\"\n[[run]]\nlabel = \"a\"\nrule = \"k-sync\"\n";
-  auto r = run_cli({"race", "--config", (dir / "bad.toml").string(), "--out", (dir / "o").string()});
+  auto r =
+      run_cli({"race", "--config", (dir / "bad.toml").string(), "--out", (dir / "o").string()});
   CHECK(r.exit_code != 0);
   CHECK(line_count(r.output) == 1);
   CHECK_THAT(r.output, Contains("bad.toml:2: run 'a': --rule k-sync needs --k"));
@@ -65,7 +69,9 @@ TEST_CASE("a diverging run is recorded as diverged and the race goes on", "[expe
   const auto cfg = dir / "race.toml";
   std::ofstream(cfg) << "model = \"softmax\"\nworkers = 4\ndelay = \"exp:mean=10ms\"\n"
                         "clock = \"virtual\"\ntime = \"0.5s\"\n"
-                        "data_dir = \"" << repo_data_dir().string() << "\"\n"
+                        "data_dir = \""
+                     << repo_data_dir().string()
+                     << "\"\n"
                         "[[run]]\nlabel = \"boom\"\nrule = \"async\"\nlr = 1e38\n"
                         "[[run]]\nlabel = \"after\"\nrule = \"async\"\n";
   auto ex = load_experiment(cfg);

@@ -41,18 +41,23 @@ TEST_CASE("staleness-aware rules", "[lr]") {
   auto dutta = make_learning_rate(0.1, "dutta:c=0.02");
   REQUIRE(dutta.ok());
   CHECK((*dutta)->needs_distance());
-  CHECK(at(**dutta, 1, 3, 0.0) == 0.1);       // fresh: the cap
-  CHECK(at(**dutta, 1, 3, 0.1) == 0.1);       // 0.02 / 0.1 = 0.2 > cap
+  CHECK(at(**dutta, 1, 3, 0.0) == 0.1);  // fresh: the cap
+  CHECK(at(**dutta, 1, 3, 0.1) == 0.1);  // 0.02 / 0.1 = 0.2 > cap
   CHECK(at(**dutta, 1, 3, 1.0) == Approx(0.02));
 }
 
 TEST_CASE("bad --lr and --lr-rule give one clear line", "[lr]") {
-  CHECK_THAT(make_learning_rate(0.0, "fixed").error().message, Contains("--lr 0 must be a positive"));
+  CHECK_THAT(make_learning_rate(0.0, "fixed").error().message,
+             Contains("--lr 0 must be a positive"));
   CHECK_THAT(make_learning_rate(-1, "fixed").error().message, Contains("positive"));
-  CHECK_THAT(make_learning_rate(0.1, "cosine").error().message, Contains("unknown --lr-rule 'cosine'"));
+  CHECK_THAT(make_learning_rate(0.1, "cosine").error().message,
+             Contains("unknown --lr-rule 'cosine'"));
   CHECK_THAT(make_learning_rate(0.1, "step:every=10").error().message, Contains("missing factor"));
-  CHECK_THAT(make_learning_rate(0.1, "step:every=10,factor=2").error().message, Contains("0 < factor <= 1"));
-  CHECK_THAT(make_learning_rate(0.1, "exp:decay=abc").error().message, Contains("'abc' is not a number"));
-  CHECK_THAT(make_learning_rate(0.1, "fixed:x=1").error().message, Contains("unknown parameter 'x'"));
+  CHECK_THAT(make_learning_rate(0.1, "step:every=10,factor=2").error().message,
+             Contains("0 < factor <= 1"));
+  CHECK_THAT(make_learning_rate(0.1, "exp:decay=abc").error().message,
+             Contains("'abc' is not a number"));
+  CHECK_THAT(make_learning_rate(0.1, "fixed:x=1").error().message,
+             Contains("unknown parameter 'x'"));
   CHECK_THAT(make_learning_rate(0.1, "dutta").error().message, Contains("missing c"));
 }

@@ -6,9 +6,11 @@
 using namespace stalesgd;
 using Catch::Matchers::Contains;
 
-TEST_CASE("resolve_rule validates names, P and K; make_rule builds that rule", "[rules]") {
-  CHECK_THAT(resolve_rule({"ssgd", 0}, 4).error().message, Contains("unknown rule 'ssgd'") && Contains("k-batch-async"));
-  CHECK_THAT(resolve_rule({"k-sync", 5}, 4).error().message, Contains("--k 5 is out of range for --workers 4"));
+TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule", "[rules]") {
+  CHECK_THAT(resolve_rule({"ssgd", 0}, 4).error().message,
+             Contains("unknown rule 'ssgd'") && Contains("k-batch-async"));
+  CHECK_THAT(resolve_rule({"k-sync", 5}, 4).error().message,
+             Contains("--k 5 is out of range for --workers 4"));
   CHECK_THAT(resolve_rule({"k-async", -1}, 4).error().message, Contains("1 <= K <= P"));
   CHECK_THAT(resolve_rule({"k-async", 0}, 4).error().message, Contains("needs --k"));
   CHECK_THAT(resolve_rule({"sync", 2}, 4).error().message, Contains("use --rule k-sync --k 2"));

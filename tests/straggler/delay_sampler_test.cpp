@@ -21,7 +21,7 @@ std::vector<double> stream(const StragglerProfile& p, int worker, std::uint64_t 
 }
 }  // namespace
 
-TEST_CASE("same seed, same stream; other workers and seeds, other streams",
+TEST_CASE("same seed, same stream, and other workers and seeds, other streams",
           "[straggler][sampler]") {
   const auto p = profile_ok("exp:mean=10ms", 4);
   CHECK(stream(p, 2, 99, 1000) == stream(p, 2, 99, 1000));
@@ -44,7 +44,7 @@ TEST_CASE("wN=xF multiplies every draw of worker N", "[straggler][sampler]") {
   CHECK(stream(slow, 2, 7, 100) == stream(base, 2, 7, 100));  // other workers unchanged
 }
 
-TEST_CASE("wN=<spec> gives worker N its own distribution; ranges cover several",
+TEST_CASE("wN=<spec> gives worker N its own distribution, and ranges cover several",
           "[straggler][sampler]") {
   const auto own = profile_ok("exp:mean=10ms;w3=const:50ms", 8);
   for (const double x : stream(own, 3, 1, 50)) CHECK(x == 0.05);

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 TempDir::TempDir() {
   static std::mt19937_64 rng{std::random_device{}()};
-  path_ = fs::temp_directory_path() / ("stalesgd-test-" + std::to_string(getpid()) + "-" +
-                                       std::to_string(rng()));
+  path_ = fs::temp_directory_path() /
+          ("stalesgd-test-" + std::to_string(getpid()) + "-" + std::to_string(rng()));
   fs::create_directories(path_);
 }
 
@@ -29,7 +29,8 @@ TempDir::~TempDir() {
 void write_bytes(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
   fs::create_directories(path.parent_path());
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
@@ -60,7 +61,8 @@ std::vector<std::uint8_t> idx_images(std::uint32_t count, std::uint32_t rows, st
   put_be32(out, rows);
   put_be32(out, cols);
   for (std::uint32_t i = 0; i < count; ++i) {
-    for (std::uint32_t p = 0; p < rows * cols; ++p) out.push_back(static_cast<std::uint8_t>((i + p) % 256));
+    for (std::uint32_t p = 0; p < rows * cols; ++p)
+      out.push_back(static_cast<std::uint8_t>((i + p) % 256));
   }
   return out;
 }
@@ -97,7 +99,9 @@ int line_count(const std::string& text) {
   return n;
 }
 
-fs::path repo_data_dir() { return fs::path(STALESGD_SOURCE_DIR) / "data"; }
+fs::path repo_data_dir() {
+  return fs::path(STALESGD_SOURCE_DIR) / "data";
+}
 
 const Dataset& mnist() {
   static const Dataset data = [] {

@@ -24,7 +24,8 @@ TEST_CASE("theory CLI prints the closed form, Monte Carlo and P H_P as JSON", "[
 }
 
 TEST_CASE("theory CLI without --rule tabulates every rule", "[theory][cli]") {
-  auto r = run_cli({"theory", "--workers", "4", "--delay", "uniform:5ms..15ms", "--samples", "2000"});
+  auto r =
+      run_cli({"theory", "--workers", "4", "--delay", "uniform:5ms..15ms", "--samples", "2000"});
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("k-batch-async") && Contains("E[X_{K:P}] (numerical)") &&
                            Contains("E[T_sync] / E[T_async]"));
@@ -33,7 +34,8 @@ TEST_CASE("theory CLI without --rule tabulates every rule", "[theory][cli]") {
 TEST_CASE("theory CLI rejects bad rules, K and specs in one line", "[theory][cli]") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"--rule", "k-sync", "--workers", "4", "--k", "9", "--delay", "exp:mean=1ms"}, "--k 9"},
-      {{"--rule", "k-sync", "--workers", "4", "--k", "0", "--delay", "exp:mean=1ms"}, "1 <= K <= P"},
+      {{"--rule", "k-sync", "--workers", "4", "--k", "0", "--delay", "exp:mean=1ms"},
+       "1 <= K <= P"},
       {{"--rule", "nope", "--delay", "exp:mean=1ms"}, "unknown rule 'nope'"},
       {{"--rule", "async", "--delay", "exp:mean=1"}, "no unit"},
       {{"--rule", "async"}, "--delay is required"},

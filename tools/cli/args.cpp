@@ -2,8 +2,8 @@
 // cxxopts: it fills plain structs (commands.hpp) and hands them to the commands.
 #include "cli/args.hpp"
 
-#include <cxxopts.hpp>
 #include <fmt/format.h>
+#include <cxxopts.hpp>
 
 #include <algorithm>
 #include <string_view>
@@ -93,17 +93,18 @@ int data_command(int argc, char** argv) {
                            sub == "fetch"
                                ? "Fetch a data set into DIR/<name>/ and verify it (idempotent)."
                                : "Print counts, image shape, class histogram and pixel mean/std.");
-  options.add_options()
-      ("data-dir", "Directory holding the data sets", cxxopts::value<std::string>()->default_value("data"))
-      ("h,help", "Show this help");
+  options.add_options()("data-dir", "Directory holding the data sets",
+                        cxxopts::value<std::string>()->default_value("data"))("h,help",
+                                                                              "Show this help");
   if (sub == "fetch") {
-    options.add_options()
-        ("dataset", "mnist | fashion-mnist | cifar10", cxxopts::value<std::string>())
-        ("download", "cifar10 only: download the official tarball (needs internet)");
+    options.add_options()("dataset", "mnist | fashion-mnist | cifar10",
+                          cxxopts::value<std::string>())(
+        "download", "cifar10 only: download the official tarball (needs internet)");
     options.parse_positional({"dataset"});
     options.positional_help("mnist|fashion-mnist|cifar10");
   } else {
-    options.add_options()("dataset", "mnist | fashion-mnist | cifar10", cxxopts::value<std::string>());
+    options.add_options()("dataset", "mnist | fashion-mnist | cifar10",
+                          cxxopts::value<std::string>());
   }
   try {
     auto r = parse(options, argc - 1, argv + 1);
@@ -189,10 +190,11 @@ int train_command(int argc, char** argv) {
 }
 
 int theory_command(int argc, char** argv) {
-  cxxopts::Options options("stalesgd theory",
-                           "Expected seconds per iteration of a K-of-P rule under a delay spec: the "
-                           "closed form of\nDutta et al. 2018 where one exists, and a Monte-Carlo "
-                           "simulation of the same rule for any spec.\nDocs: docs/theory.md.");
+  cxxopts::Options options(
+      "stalesgd theory",
+      "Expected seconds per iteration of a K-of-P rule under a delay spec: the "
+      "closed form of\nDutta et al. 2018 where one exists, and a Monte-Carlo "
+      "simulation of the same rule for any spec.\nDocs: docs/theory.md.");
   // clang-format off
   options.add_options()
       ("rule", "sync | k-sync | k-batch-sync | async | k-async | k-batch-async (default: all, K = 1, 2, 4, ..., P)", cxxopts::value<std::string>())
@@ -222,13 +224,16 @@ int theory_command(int argc, char** argv) {
       if (a.k < 1) return fail(fmt::format("--k {} must satisfy 1 <= K <= P", a.k), 2);
       if (a.rule.empty()) return fail("--k needs --rule", 2);
     }
-    if (!r.count("delay")) return usage_error("theory", "--delay is required, e.g. --delay exp:mean=20ms");
+    if (!r.count("delay"))
+      return usage_error("theory", "--delay is required, e.g. --delay exp:mean=20ms");
     a.delay = r["delay"].as<std::string>();
     const auto mode = r["delay-mode"].as<std::string>();
-    if (mode != "pad" && mode != "add") return fail(fmt::format("--delay-mode '{}' is not pad or add", mode), 2);
+    if (mode != "pad" && mode != "add")
+      return fail(fmt::format("--delay-mode '{}' is not pad or add", mode), 2);
     a.delay_mode = mode == "pad" ? DelayMode::kPad : DelayMode::kAdd;
     a.samples = r["samples"].as<std::uint64_t>();
-    if (a.samples < 100) return fail(fmt::format("--samples {} is too few; use at least 100", a.samples), 2);
+    if (a.samples < 100)
+      return fail(fmt::format("--samples {} is too few; use at least 100", a.samples), 2);
     a.seed = r["seed"].as<std::uint64_t>();
     a.json = r.count("json") > 0;
     return run_theory(a);
@@ -238,11 +243,12 @@ int theory_command(int argc, char** argv) {
 }
 
 int race_command(int argc, char** argv) {
-  cxxopts::Options options("stalesgd race",
-                           "Run the training runs of a TOML experiment in sequence, each into "
-                           "DIR/<run>/, then print\nthe results table (time to target error, error "
-                           "at the budget, seconds per iteration measured\nand predicted, staleness, "
-                           "wasted work) and write DIR/results.csv. Docs: docs/experiments.md.");
+  cxxopts::Options options(
+      "stalesgd race",
+      "Run the training runs of a TOML experiment in sequence, each into "
+      "DIR/<run>/, then print\nthe results table (time to target error, error "
+      "at the budget, seconds per iteration measured\nand predicted, staleness, "
+      "wasted work) and write DIR/results.csv. Docs: docs/experiments.md.");
   // clang-format off
   options.add_options()
       ("config", "Experiment file, e.g. experiments/quickstart.toml", cxxopts::value<std::string>())
@@ -288,7 +294,8 @@ int run_cli(int argc, char** argv) {
   if (command == "train") return train_command(argc - 1, argv + 1);
   if (command == "theory") return theory_command(argc - 1, argv + 1);
   if (command == "race") return race_command(argc - 1, argv + 1);
-  return fail(fmt::format("unknown command '{}'; run `stalesgd --help` for the commands", command), 2);
+  return fail(fmt::format("unknown command '{}'; run `stalesgd --help` for the commands", command),
+              2);
 }
 
 }  // namespace stalesgd::cli

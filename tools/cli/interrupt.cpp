@@ -10,7 +10,9 @@ std::atomic<bool> g_interrupt{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 struct sigaction g_previous {};
 
-extern "C" void on_sigint(int) { g_interrupt.store(true, std::memory_order_relaxed); }
+extern "C" void on_sigint(int) {
+  g_interrupt.store(true, std::memory_order_relaxed);
+}
 
 }  // namespace
 
@@ -22,8 +24,12 @@ ScopedInterrupt::ScopedInterrupt() {
   sigaction(SIGINT, &sa, &g_previous);
 }
 
-ScopedInterrupt::~ScopedInterrupt() { sigaction(SIGINT, &g_previous, nullptr); }
+ScopedInterrupt::~ScopedInterrupt() {
+  sigaction(SIGINT, &g_previous, nullptr);
+}
 
-const std::atomic<bool>* ScopedInterrupt::flag() const { return &g_interrupt; }
+const std::atomic<bool>* ScopedInterrupt::flag() const {
+  return &g_interrupt;
+}
 
 }  // namespace stalesgd::cli

@@ -1,26 +1,57 @@
 // Entry point of the `stalesgd` CLI: parses, dispatches, and turns every failure into one line.
 #include <cstdio>
 #include <exception>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "engine/mpi/mpi_runtime.hpp"
 
 namespace stalesgd::cli {
 
 int fail(const std::string& message, int status) {
+  // Under MPI every rank parses the same flags and agrees on start-up errors: rank 0 speaks.
+  if (!mpi::reports()) return status;
   fmt::print(stderr, "stalesgd: error: {}\n", message);
   return status;
 }
 
+namespace {
+
+// `stalesgd train ... --engine mpi`: MPI must start before any thread does (docs/distributed.md).
+bool wants_mpi(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "train") return false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--engine=mpi" ||
+        (a == "--engine" && i + 1 < argc && std::string_view(argv[i + 1]) == "mpi")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 }  // namespace stalesgd::cli
 
 int main(int argc, char** argv) {
+  const bool mpi = stalesgd::cli::wants_mpi(argc, argv);
   try {
-    return stalesgd::cli::run_cli(argc, argv);
+    if (mpi) {
+      if (auto s = stalesgd::mpi::init(&argc, &argv); !s) {
+        return stalesgd::cli::fail(s.error().message, 2);
+      }
+    }
+    const int status = stalesgd::cli::run_cli(argc, argv);
+    stalesgd::mpi::finalize();
+    return status;
   } catch (const std::exception& e) {
-    // Only bugs and worker failures reach here; still one line, still non-zero.
-    return stalesgd::cli::fail(fmt::format("internal error: {}", e.what()), 3);
+    // Only bugs and worker failures reach here; still one line, still non-zero. Under MPI the
+    // other ranks may wait for this one: end them too.
+    fmt::print(stderr, "stalesgd: error: internal error: {}\n", e.what());
+    if (stalesgd::mpi::active()) stalesgd::mpi::abort(3);
+    return 3;
   }
 }

@@ -23,22 +23,24 @@ int run_race(const RaceArgs& args) {
 
   const ScopedInterrupt interrupt;
   const std::size_t n = ex->runs.size();
-  auto outcome = stalesgd::run_race(*ex, args.out, interrupt.flag(), [&](std::size_t i, const RaceRow& row) {
-    if (row.stop_reason == StopReason::kDiverged) {
-      fmt::print("[{}/{}] {:<28} {}\n", i + 1, n, row.label, row.divergence);
-    } else {
-      fmt::print("[{}/{}] {:<28} {} iterations in {:.1f} s, test error {}\n", i + 1, n, row.label,
-                 row.iterations, row.wall_s,
-                 row.final_test_error ? fmt::format("{:.4f}", *row.final_test_error) : "-");
-    }
-    std::fflush(stdout);
-  });
+  auto outcome =
+      stalesgd::run_race(*ex, args.out, interrupt.flag(), [&](std::size_t i, const RaceRow& row) {
+        if (row.stop_reason == StopReason::kDiverged) {
+          fmt::print("[{}/{}] {:<28} {}\n", i + 1, n, row.label, row.divergence);
+        } else {
+          fmt::print("[{}/{}] {:<28} {} iterations in {:.1f} s, test error {}\n", i + 1, n,
+                     row.label, row.iterations, row.wall_s,
+                     row.final_test_error ? fmt::format("{:.4f}", *row.final_test_error) : "-");
+        }
+        std::fflush(stdout);
+      });
   if (!outcome) return fail(outcome.error().message);
 
   double target = 0.0;
   for (const auto& r : ex->runs) target = std::max(target, r.options().target_error);
   fmt::print("\n{}\n", results_markdown(outcome->rows, target));
-  fmt::print("results: {}/results.csv; plots: /usr/bin/python3 tools/plot.py {}\n", args.out, args.out);
+  fmt::print("results: {}/results.csv; plots: /usr/bin/python3 tools/plot.py {}\n", args.out,
+             args.out);
   return outcome->interrupted ? 130 : 0;
 }
 

@@ -12,20 +12,24 @@
 namespace stalesgd::cli {
 namespace {
 
-nlohmann::json cell(const RuleConfig& rule, const StragglerProfile& profile, const TheoryArgs& args) {
+nlohmann::json cell(const RuleConfig& rule, const StragglerProfile& profile,
+                    const TheoryArgs& args) {
   nlohmann::json j;
   j["rule"] = to_string(rule.kind);
   j["k"] = rule.k;
   if (const Distribution* x = profile.iid()) {
     if (auto c = closed_form_runtime(rule, *x)) {
-      j["closed_form"] = {{"seconds_per_iteration", c->seconds}, {"formula", c->formula},
+      j["closed_form"] = {{"seconds_per_iteration", c->seconds},
+                          {"formula", c->formula},
                           {"upper_bound", c->upper_bound}};
     }
   }
   auto mc = monte_carlo_runtime(rule, profile, args.samples, args.seed, args.delay_mode);
   if (mc) {
-    j["monte_carlo"] = {{"seconds_per_iteration", mc->seconds}, {"ci95", mc->ci95},
-                        {"iterations", mc->iterations}, {"mean_staleness", mc->mean_staleness}};
+    j["monte_carlo"] = {{"seconds_per_iteration", mc->seconds},
+                        {"ci95", mc->ci95},
+                        {"iterations", mc->iterations},
+                        {"mean_staleness", mc->mean_staleness}};
   }
   return j;
 }
@@ -62,7 +66,8 @@ int run_theory(const TheoryArgs& args) {
         specs.push_back({name, 0});
         continue;
       }
-      for (int k = 1; k <= args.workers; k = k * 2 > args.workers && k != args.workers ? args.workers : k * 2) {
+      for (int k = 1; k <= args.workers;
+           k = k * 2 > args.workers && k != args.workers ? args.workers : k * 2) {
         specs.push_back({name, k});
       }
     }
@@ -109,19 +114,23 @@ int run_theory(const TheoryArgs& args) {
   for (const auto& c : out["rules"]) {
     const std::string mc =
         c.contains("monte_carlo")
-            ? fmt::format("{:.6f} ± {:.6f}", c["monte_carlo"]["seconds_per_iteration"].get<double>(),
+            ? fmt::format("{:.6f} ± {:.6f}",
+                          c["monte_carlo"]["seconds_per_iteration"].get<double>(),
                           c["monte_carlo"]["ci95"].get<double>())
             : std::string("-");
-    const std::string st = c.contains("monte_carlo")
-                               ? fmt::format("{:.2f}", c["monte_carlo"]["mean_staleness"].get<double>())
-                               : std::string("-");
+    const std::string st =
+        c.contains("monte_carlo")
+            ? fmt::format("{:.2f}", c["monte_carlo"]["mean_staleness"].get<double>())
+            : std::string("-");
     fmt::print("{:<14} {:>4}  {:>14}  {:>22}  {:>9}  {}\n", c["rule"].get<std::string>(),
                c["k"].get<int>(), closed_text(c), mc, st,
                c.contains("closed_form") ? c["closed_form"]["formula"].get<std::string>() : "");
   }
   fmt::print("\nE[T_sync] / E[T_async]: ");
-  if (ratio.contains("closed_form")) fmt::print("closed form {:.3f}, ", ratio["closed_form"].get<double>());
-  if (ratio.contains("monte_carlo")) fmt::print("monte carlo {:.3f}, ", ratio["monte_carlo"].get<double>());
+  if (ratio.contains("closed_form"))
+    fmt::print("closed form {:.3f}, ", ratio["closed_form"].get<double>());
+  if (ratio.contains("monte_carlo"))
+    fmt::print("monte carlo {:.3f}, ", ratio["monte_carlo"].get<double>());
   fmt::print("P H_P = {:.3f} (the exponential case)\n", ratio["p_h_p"].get<double>());
   return 0;
 }

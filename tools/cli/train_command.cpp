@@ -5,10 +5,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
+#include "engine/mpi/mpi_runtime.hpp"
+#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/output/run_writer.hpp"
-#include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd::cli {
@@ -58,14 +59,20 @@ void print_summary(const ResolvedRun& resolved, const RunRecord& run,
 }  // namespace
 
 int run_train(const TrainerOptions& given) {
-  auto resolved = ResolvedRun::resolve(given);
+  TrainerOptions fitted = given;
+  if (auto s = mpi::fit_workers(fitted); !s) return fail(s.error().message, 2);  // --engine mpi: P
+  auto resolved = ResolvedRun::resolve(fitted);
   if (!resolved) return fail(resolved.error().message, 2);
   const TrainerOptions& options = resolved->options();
   const ScopedInterrupt interrupt;  // from here on Ctrl-C stops the run cleanly
   auto data = load_dataset(options.dataset, options.data_dir);
-  if (!data) return fail(data.error().message);
+  // --engine mpi: every rank loaded its data, or all stop and rank 0 names the one that did not.
+  if (auto s = mpi::agree(data ? Status{} : Status{data.error()}); !s) {
+    return fail(s.error().message);
+  }
   auto run = train(*resolved, *data, interrupt.flag());
   if (!run) return fail(run.error().message);
+  if (!mpi::reports()) return 0;  // a worker rank: rank 0 reports and writes the outputs
   if (run->stop_reason == StopReason::kDiverged)
     return fail(run->divergence);  // no output passed off as a result
 

@@ -16,6 +16,10 @@ namespace stalesgd {
 
 enum class ClockKind { kReal, kVirtual };
 
+// Where the workers run (docs/distributed.md): threads of this process, or the worker ranks of
+// an mpirun (rank 0 is the server).
+enum class EngineKind { kThread, kMpi };
+
 // Where the parameter server runs on the real clock (docs/architecture.md, "Server placement").
 enum class ServerPlacement {
   kInline,   // the worker that delivers a gradient runs the server's step under the server lock
@@ -25,21 +29,23 @@ enum class ServerPlacement {
 
 struct TrainerOptions {
   // --- Behaviour: what is trained, and by which rule.
-  std::string dataset = "mnist";            // mnist | fashion-mnist | cifar10
-  std::filesystem::path data_dir = "data";  // holds <dataset>/
-  ModelSpec model;                          // --model, --hidden, --l2
-  RuleSpec rule;                            // --rule, --k
-  int workers = 1;                          // P worker threads
-  int batch = 32;                           // samples per minibatch gradient
-  double lr = 0.05;                         // base learning rate (the cap lr_max for dutta:)
-  std::string lr_rule = "fixed";            // see lr/learning_rate.hpp
-  std::string delay = "none";               // straggler spec (docs/stragglers.md)
-  DelayMode delay_mode = DelayMode::kPad;   // how the delay combines with compute time
-  std::filesystem::path delay_base_dir = "."; // trace files in `delay` resolve against this
-  std::uint64_t seed = 1;                   // one seed: init, sampling, delays
-  double adasync_every_s = 0.0;             // AdaSync (k-sync, k-async): every t0 seconds raise
-                                            // K to min(P, ceil(K0 sqrt(F(w_0) / F(w_t)))),
-                                            // K0 = --k; 0 = off
+  std::string dataset = "mnist";               // mnist | fashion-mnist | cifar10
+  std::filesystem::path data_dir = "data";     // holds <dataset>/
+  ModelSpec model;                             // --model, --hidden, --l2
+  RuleSpec rule;                               // --rule, --k
+  int workers = 1;                             // P worker threads
+  bool workers_given = false;                  // --workers was set (CLI or file): --engine mpi
+                                               // checks it against the ranks it runs on
+  int batch = 32;                              // samples per minibatch gradient
+  double lr = 0.05;                            // base learning rate (the cap lr_max for dutta:)
+  std::string lr_rule = "fixed";               // see lr/learning_rate.hpp
+  std::string delay = "none";                  // straggler spec (docs/stragglers.md)
+  DelayMode delay_mode = DelayMode::kPad;      // how the delay combines with compute time
+  std::filesystem::path delay_base_dir = ".";  // trace files in `delay` resolve against this
+  std::uint64_t seed = 1;                      // one seed: init, sampling, delays
+  double adasync_every_s = 0.0;                // AdaSync (k-sync, k-async): every t0 seconds raise
+                                               // K to min(P, ceil(K0 sqrt(F(w_0) / F(w_t)))),
+                                               // K0 = --k; 0 = off
 
   // --- Stopping: the first budget reached ends the run; at least one of iterations/time.
   std::uint64_t iterations = 0;  // server updates; 0 = no limit
@@ -47,14 +53,16 @@ struct TrainerOptions {
   double target_error = 0.0;     // stop once a snapshot's test error <= this; 0 = off
 
   // --- Engine and measurement.
-  ClockKind clock = ClockKind::kReal;     // real threads and sleeps, or a discrete-event clock
-  double compute_time_s = 0.0;            // virtual clock: seconds one gradient's compute takes
+  ClockKind clock = ClockKind::kReal;  // real threads and sleeps, or a discrete-event clock
+  double compute_time_s = 0.0;         // virtual clock: seconds one gradient's compute takes
   ServerPlacement server = ServerPlacement::kInline;  // real clock: where the server runs
-  bool sequential = false;                // plain SGD in one thread, no server: the reference
-                                          // that P = 1 sync must match bit for bit
-  double eval_every_s = 0.5;              // seconds between parameter snapshots
-  std::size_t eval_test_samples = 0;      // test samples per evaluation; 0 = the whole split
-  std::size_t eval_train_samples = 10000; // train loss over the first N training samples
+  EngineKind engine = EngineKind::kThread;  // --engine mpi: P = (ranks - 1) * workers_per_rank
+  int workers_per_rank = 1;                 // --engine mpi: worker threads per worker rank
+  bool sequential = false;                  // plain SGD in one thread, no server: the reference
+                                            // that P = 1 sync must match bit for bit
+  double eval_every_s = 0.5;                // seconds between parameter snapshots
+  std::size_t eval_test_samples = 0;        // test samples per evaluation; 0 = the whole split
+  std::size_t eval_train_samples = 10000;   // train loss over the first N training samples
 
   // --- Output.
   std::filesystem::path out_dir;  // --out; empty: nothing written (tests)
@@ -67,5 +75,6 @@ Status validate(const TrainerOptions& options);
 
 const char* to_string(ClockKind clock);
 const char* to_string(ServerPlacement server);
+const char* to_string(EngineKind engine);
 
 }  // namespace stalesgd

@@ -24,7 +24,7 @@ struct ImageShape {
 struct Split {
   ImageShape shape;
   std::size_t count = 0;
-  std::vector<float> features;      // count * shape.dim(), row-major
+  std::vector<float> features;       // count * shape.dim(), row-major
   std::vector<std::uint8_t> labels;  // count
 
   std::size_t dim() const { return shape.dim(); }
@@ -38,7 +38,8 @@ struct Split {
   }
 };
 
-// `size` contiguous samples (a minibatch, a view into a Split or a sampler's buffer): features row-major (size x input dim), one label each.
+// `size` contiguous samples (a minibatch, a view into a Split or a sampler's buffer): features
+// row-major (size x input dim), one label each.
 struct Batch {
   const float* features = nullptr;
   const std::uint8_t* labels = nullptr;

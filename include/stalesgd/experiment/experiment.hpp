@@ -15,7 +15,7 @@ namespace stalesgd {
 struct ExperimentRun {
   std::string label;  // as written, with " (seed N)" when the experiment has several seeds
   std::string slug;   // the run's subfolder name: label in lower case, [a-z0-9-] only, unique
-  ResolvedRun run;     // validated and parsed once, when the file is loaded
+  ResolvedRun run;    // validated and parsed once, when the file is loaded
   const TrainerOptions& options() const { return run.options(); }
 };
 

@@ -49,9 +49,10 @@ struct RaceOutcome {
 };
 
 // `on_run_done(i, row)` is called after each run (for progress output).
-Result<RaceOutcome> run_race(const Experiment& experiment, const std::filesystem::path& out_dir,
-                             const std::atomic<bool>* interrupt = nullptr,
-                             const std::function<void(std::size_t, const RaceRow&)>& on_run_done = {});
+Result<RaceOutcome> run_race(
+    const Experiment& experiment, const std::filesystem::path& out_dir,
+    const std::atomic<bool>* interrupt = nullptr,
+    const std::function<void(std::size_t, const RaceRow&)>& on_run_done = {});
 
 Status write_results_csv(const std::filesystem::path& path, const std::vector<RaceRow>& rows);
 std::string results_markdown(const std::vector<RaceRow>& rows, double target_error);

@@ -1,10 +1,10 @@
 // What a run records: one row per server update, per applied gradient, per evaluation and per
-// worker, plus the summary figures. Engines fill a RunRecord; metrics/run_writer writes it to
+// worker, plus the summary figures. Engines fill a RunRecord; output/run_writer writes it to
 // --out (updates.csv, gradients.csv, evals.csv, workers.csv, summary.json).
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +21,8 @@ enum class StopReason {
   kDiverged,     // a non-finite minibatch loss (RunRecord::divergence says where)
   kFailed,       // an exception in one of the run's threads (rethrown to the caller)
 };
-// "iterations", "time", "target-error", "interrupted", "diverged", "failed" (summary.json, results.csv).
+// "iterations", "time", "target-error", "interrupted", "diverged", "failed" (summary.json,
+// results.csv).
 const char* to_string(StopReason reason);
 
 struct UpdateRecord {
@@ -66,9 +67,9 @@ struct RunRecord {
   std::vector<GradientRecord> gradients;
   std::vector<EvalRecord> evals;
   std::vector<WorkerRecord> workers;
-  double wall_s = 0.0;      // length of the training phase
+  double wall_s = 0.0;  // length of the training phase
   StopReason stop_reason = StopReason::kNone;
-  std::string divergence;   // with "diverged": the iteration, the loss and the likely fix
+  std::string divergence;  // with "diverged": the iteration, the loss and the likely fix
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)
   std::size_t num_params = 0;

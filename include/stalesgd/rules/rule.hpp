@@ -35,7 +35,8 @@ struct Decision {
   bool apply = false;             // the K-set is complete: apply the update now
   bool cancel_in_flight = false;  // with apply: every worker still computing is interrupted and
                                   // restarts on the new version
-  AfterPush next = AfterPush::kContinue;  // with apply, the pusher starts on the new version either way
+  AfterPush next =
+      AfterPush::kContinue;  // with apply, the pusher starts on the new version either way
 };
 
 class Rule {

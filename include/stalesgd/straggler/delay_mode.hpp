@@ -9,6 +9,8 @@ enum class DelayMode {
   kAdd,  // the minibatch takes C + X
 };
 
-inline const char* to_string(DelayMode mode) { return mode == DelayMode::kPad ? "pad" : "add"; }
+inline const char* to_string(DelayMode mode) {
+  return mode == DelayMode::kPad ? "pad" : "add";
+}
 
 }  // namespace stalesgd

@@ -1,4 +1,4 @@
-// Delay distributions: the random extra time X (seconds) a minibatch takes (DESIGN.md §2),
+// Delay distributions: the random extra time X (seconds) a minibatch takes (docs/stragglers.md),
 // parsed from spec text such as "exp:mean=20ms". The grammar is in docs/stragglers.md.
 #pragma once
 
@@ -14,7 +14,7 @@
 namespace stalesgd {
 
 // X = shift_s + Exp(mean mean_s); the plain exponential is shift_s = 0. The runtime theory
-// (DESIGN.md §3) has closed forms for this family only.
+// (docs/theory.md) has closed forms for this family only.
 struct ShiftedExponentialParams {
   double shift_s;
   double mean_s;  // mean of the exponential part; E[X] = shift_s + mean_s

@@ -26,22 +26,23 @@ double harmonic(int n);
 double expected_order_statistic(const Distribution& x, int k, int p);
 
 struct ClosedForm {
-  double seconds = 0.0;   // E[T] per iteration
-  std::string formula;    // e.g. "(H_P - H_{P-K}) / mu"
+  double seconds = 0.0;      // E[T] per iteration
+  std::string formula;       // e.g. "(H_P - H_{P-K}) / mu"
   bool upper_bound = false;  // k-async under new-longer-than-used delays: E[T] <= this
 };
 
 // The closed form for `rule` with P workers and K when every worker draws i.i.d. from `x`:
-//   k-sync/sync        E[X_{K:P}]                         (any distribution; exp: (H_P - H_{P-K})/mu)
-//   k-batch-sync       K / (P mu)                          (exponential only)
-//   k-async/async      (H_P - H_{P-K}) / mu                (exponential only; shifted-exp: <= E[X_{K:P}])
-//   k-batch-async      K E[X] / P                          (any distribution, renewal argument)
+//   k-sync/sync        E[X_{K:P}]                         (any distribution; exp: (H_P -
+//   H_{P-K})/mu) k-batch-sync       K / (P mu)                          (exponential only)
+//   k-async/async      (H_P - H_{P-K}) / mu                (exponential only; shifted-exp: <=
+//   E[X_{K:P}]) k-batch-async      K E[X] / P                          (any distribution, renewal
+//   argument)
 // nullopt where the paper gives none.
 std::optional<ClosedForm> closed_form_runtime(const RuleConfig& rule, const Distribution& x);
 
 struct MonteCarloEstimate {
-  double seconds = 0.0;     // mean time per iteration (steady state)
-  double ci95 = 0.0;        // half-width of the 95% confidence interval (batch means)
+  double seconds = 0.0;  // mean time per iteration (steady state)
+  double ci95 = 0.0;     // half-width of the 95% confidence interval (batch means)
   std::uint64_t iterations = 0;
   double mean_staleness = 0.0;
 };

@@ -30,7 +30,8 @@ constexpr std::uint64_t mix64(std::uint64_t z) {
 }
 
 // Seed for stream `stream` of index `index` (e.g. worker number) under run seed `seed`.
-constexpr std::uint64_t derive_seed(std::uint64_t seed, SeedStream stream, std::uint64_t index = 0) {
+constexpr std::uint64_t derive_seed(std::uint64_t seed, SeedStream stream,
+                                    std::uint64_t index = 0) {
   return mix64(mix64(mix64(seed) ^ static_cast<std::uint64_t>(stream)) ^ index);
 }
 

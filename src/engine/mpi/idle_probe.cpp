@@ -1,0 +1,25 @@
+// IdleProbe: MPI_Improbe with short sleeps (why: idle_probe.hpp).
+#include "engine/mpi/idle_probe.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace stalesgd::mpi {
+
+MPI_Message IdleProbe::next(int source, MPI_Status& status) {
+  constexpr std::chrono::microseconds kFirst{10};
+  constexpr std::chrono::microseconds kMost{200};
+  for (;;) {
+    int found = 0;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Improbe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &found, &message, &status);
+    if (found) {
+      pause_ = kFirst;  // messages come in bursts (a server step's assignments)
+      return message;
+    }
+    std::this_thread::sleep_for(pause_);
+    pause_ = std::min(pause_ * 2, kMost);
+  }
+}
+
+}  // namespace stalesgd::mpi

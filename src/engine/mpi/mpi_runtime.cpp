@@ -1,0 +1,154 @@
+// The process side of --engine mpi with Open MPI: init and finalize, rank, the start-up
+// agreement and P from the ranks (the declarations and their contracts: mpi_runtime.hpp).
+#include "engine/mpi/mpi_runtime.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace stalesgd::mpi {
+namespace {
+
+// Written by init() and finalize() on main's thread only, before and after every other thread
+// of the process exists (mpi_runtime.hpp), so plain variables suffice.
+bool g_active = false;
+int g_rank = 0;
+int g_ranks = 1;
+
+// mpirun and the other launchers Open MPI supports leave one of these in every rank's
+// environment; without them MPI_Init would start a singleton (one rank), slowly.
+bool launched_by_mpirun() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"}) {
+    if (std::getenv(v) != nullptr) return true;
+  }
+  return false;
+}
+
+#if defined(__SANITIZE_THREAD__)
+// ThreadSanitizer builds: Open MPI's plugins (mca_*.so) stay loaded until exit. The tests tell
+// TSan to ignore the memory accesses of the plugins that move message bytes (their copies into
+// a receive buffer can run on any thread inside MPI, handed over through atomics TSan cannot
+// see: tests/engine/mpi/tsan.supp), and TSan stops a process that unloads such a library, which
+// MPI_Finalize does. Re-opening each with RTLD_NODELETE keeps them. Not in other builds.
+void keep_plugins_loaded() {
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void*) {
+        const std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (path.find("/mca_") != std::string::npos) {
+          dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+        }
+        return 0;
+      },
+      nullptr);
+}
+#else
+void keep_plugins_loaded() {}
+#endif
+
+}  // namespace
+
+bool available() {
+  return true;
+}
+
+Status init(int* argc, char*** argv) {
+  const std::string how =
+      "run it as tools/mpirun.sh -np N build/stalesgd train --engine mpi ... with N >= 2 "
+      "(rank 0 is the server, ranks 1..N-1 the workers)";
+  if (!launched_by_mpirun()) return Error{"--engine mpi was not started by mpirun: " + how};
+  // mpirun says how many ranks there are: one is refused before MPI starts (which, with one
+  // rank, also loads and unloads plugins that a TSan build keeps; see keep_plugins_loaded).
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (size != nullptr && std::string_view(size) == "1") {
+    return Error{"--engine mpi needs at least 2 ranks, one server and one worker: " + how};
+  }
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    return Error{"MPI_Init_thread failed; see Open MPI's message above"};
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
+  g_active = true;
+  keep_plugins_loaded();
+  if (provided < MPI_THREAD_MULTIPLE) {
+    finalize();
+    return Error{
+        "this MPI library does not provide MPI_THREAD_MULTIPLE, which --engine mpi "
+        "needs (worker threads send while a receive thread receives)"};
+  }
+  if (g_ranks < 2) {
+    finalize();
+    return Error{"--engine mpi needs at least 2 ranks, one server and one worker: " + how};
+  }
+  return {};
+}
+
+void finalize() {
+  if (!g_active) return;
+  MPI_Finalize();
+  g_active = false;
+  g_rank = 0;
+  g_ranks = 1;
+}
+
+void abort(int exit_code) {
+  if (g_active) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);
+}
+
+bool active() {
+  return g_active;
+}
+int rank() {
+  return g_rank;
+}
+int ranks() {
+  return g_ranks;
+}
+
+Status agree(const Status& mine) {
+  if (!g_active) return mine;
+  // The lowest failing rank, or g_ranks when all succeeded; then that rank tells the others
+  // its message, so that rank 0 can name it and every rank exits alike.
+  const int candidate = mine ? g_ranks : g_rank;
+  int failed = g_ranks;
+  MPI_Allreduce(&candidate, &failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (failed == g_ranks) return {};
+  std::string message = mine ? std::string() : mine.error().message;
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, failed, MPI_COMM_WORLD);
+  message.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(message.data(), length, MPI_CHAR, failed, MPI_COMM_WORLD);
+  return Error{fmt::format("rank {}: {}", failed, message)};
+}
+
+Status fit_workers(TrainerOptions& o) {
+  if (o.engine == EngineKind::kThread) return {};
+  if (!g_active) {
+    return Error{
+        "--engine mpi runs under mpirun: tools/mpirun.sh -np N build/stalesgd train "
+        "--engine mpi ..."};
+  }
+  const int per_rank = std::max(o.workers_per_rank, 1);  // ResolvedRun reports a bad value
+  const int p = (g_ranks - 1) * per_rank;
+  if (o.workers_given && o.workers != p) {
+    const std::string fix = o.workers % per_rank == 0
+                                ? fmt::format("start {} ranks", o.workers / per_rank + 1)
+                                : std::string("pick a --workers-per-rank that divides it");
+    return Error{
+        fmt::format("--workers {} does not match this mpirun's {} worker ranks x "
+                    "--workers-per-rank {} = {} workers; drop --workers or {}",
+                    o.workers, g_ranks - 1, per_rank, p, fix)};
+  }
+  o.workers = p;
+  return {};
+}
+
+}  // namespace stalesgd::mpi

@@ -1,0 +1,51 @@
+// The process side of --engine mpi, callable in every build: MPI's start in main and its end
+// at exit, this process's rank, the start-up agreement between ranks, P from the number of
+// ranks, and the engine's entry point. A build configured without MPI compiles no_mpi.cpp
+// instead of the engine, whose every call says how to get MPI (docs/distributed.md).
+//
+// Thread safety: init() and finalize() are called once, by main's thread, before and after
+// everything else; the other functions only read what init() set and may be called from any
+// thread in between.
+#pragma once
+
+#include "engine/run_context.hpp"
+#include "stalesgd/config/trainer_options.hpp"
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd::mpi {
+
+// True when this build has the MPI engine (MPI was found at configure time).
+bool available();
+
+// MPI_Init_thread(MPI_THREAD_MULTIPLE). An Error (and MPI left uninitialised or finalised):
+// the build has no MPI, the process was not started by mpirun, it is the only rank, or MPI
+// cannot give MPI_THREAD_MULTIPLE.
+Status init(int* argc, char*** argv);
+// MPI_Finalize, when init() succeeded.
+void finalize();
+// Ends every rank of the job at once: for failures that the other ranks cannot learn of.
+[[noreturn]] void abort(int exit_code);
+
+bool active();  // init() succeeded and finalize() has not run
+int rank();     // this process's rank; 0 when not active
+int ranks();    // the number of ranks; 1 when not active
+// Whether this process reports results and errors the ranks share: rank 0, or not under MPI.
+inline bool reports() {
+  return !active() || rank() == 0;
+}
+
+// Collective: every rank passes how its own start-up went; all get the same answer, success
+// or the error of the lowest failing rank, prefixed with that rank. No-op when not active.
+Status agree(const Status& mine);
+
+// --engine mpi: P = (ranks - 1) * workers_per_rank into options.workers; an Error when
+// --workers was given and differs, or when MPI is not active. No-op for --engine thread.
+Status fit_workers(TrainerOptions& options);
+
+}  // namespace stalesgd::mpi
+
+namespace stalesgd {
+// The MPI engine (train_mpi.cpp): rank 0 returns the run's record, the worker ranks an empty
+// one (rank 0 reports and writes the outputs).
+Result<RunRecord> train_mpi(RunContext& ctx);
+}  // namespace stalesgd

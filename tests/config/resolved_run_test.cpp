@@ -1,0 +1,156 @@
+// ResolvedRun::resolve: derived values (effective K, mlp hidden default), the server/clock
+// combinations it rejects, and the one-parse check: `stalesgd train` opens a trace file once.
+#include "stalesgd/config/resolved_run.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "support/fixtures.hpp"
+#include "util/subprocess.hpp"
+
+using namespace stalesgd;
+using namespace stalesgd::test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+TrainerOptions options(const std::string& rule, int workers, int k = 0) {
+  TrainerOptions o;
+  o.model.name = "softmax";
+  o.rule = {rule, k};
+  o.workers = workers;
+  o.iterations = 10;
+  o.progress = false;
+  return o;
+}
+
+std::string error_of(const TrainerOptions& o) {
+  auto r = ResolvedRun::resolve(o);
+  if (r.ok()) FAIL("resolve accepted what it should reject");
+  return r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("resolve fills the effective K: sync -> P, async -> 1, k-rules their --k", "[config]") {
+  auto sync = ResolvedRun::resolve(options("sync", 6));
+  REQUIRE(sync.ok());
+  CHECK(sync->rule().kind == RuleKind::kSync);
+  CHECK(sync->rule().k == 6);
+  CHECK(sync->options().rule.k == 6);  // written back for summary.json
+  CHECK(sync->make_rule()->k() == 6);
+
+  auto async = ResolvedRun::resolve(options("async", 6));
+  REQUIRE(async.ok());
+  CHECK(async->rule().kind == RuleKind::kAsync);
+  CHECK(async->rule().k == 1);
+  CHECK(async->options().rule.k == 1);
+
+  auto kasync = ResolvedRun::resolve(options("k-async", 6, 3));
+  REQUIRE(kasync.ok());
+  CHECK(kasync->rule().k == 3);
+  CHECK(kasync->workers() == 6);
+}
+
+TEST_CASE("resolve gives an mlp without --hidden one hidden layer of 128", "[config]") {
+  auto o = options("async", 2);
+  o.model.name = "mlp";
+  auto r = ResolvedRun::resolve(o);
+  REQUIRE(r.ok());
+  CHECK(r->options().model.hidden == std::vector<int>{128});
+  o.model.hidden = {64, 32};
+  auto given = ResolvedRun::resolve(o);
+  REQUIRE(given.ok());
+  CHECK(given->options().model.hidden == std::vector<int>{64, 32});
+}
+
+TEST_CASE("resolve rejects --server hogwild with any rule but async", "[config]") {
+  for (const auto& [rule, k] : std::vector<std::pair<std::string, int>>{
+           {"sync", 0}, {"k-sync", 2}, {"k-batch-sync", 2}, {"k-async", 2}, {"k-batch-async", 2}}) {
+    INFO(rule);
+    auto o = options(rule, 4, k);
+    o.server = ServerPlacement::kHogwild;
+    const auto message = error_of(o);
+    CHECK_THAT(message, Contains("hogwild"));
+    CHECK_THAT(message, Contains("async"));
+    CHECK_THAT(message, Contains(rule));
+  }
+  auto o = options("async", 4);
+  o.server = ServerPlacement::kHogwild;
+  CHECK(ResolvedRun::resolve(o).ok());
+}
+
+TEST_CASE("resolve rejects a server placement on the virtual clock", "[config]") {
+  for (const auto server : {ServerPlacement::kThread, ServerPlacement::kHogwild}) {
+    INFO(to_string(server));
+    auto o = options("async", 4);
+    o.server = server;
+    o.clock = ClockKind::kVirtual;
+    const auto message = error_of(o);
+    CHECK_THAT(message, Contains(std::string("--server ") + to_string(server)));
+    CHECK_THAT(message, Contains("virtual clock"));
+    o.clock = ClockKind::kReal;
+    CHECK(ResolvedRun::resolve(o).ok());
+  }
+}
+
+TEST_CASE("resolve rejects --compute-time on the real clock", "[config]") {
+  auto o = options("async", 2);
+  o.compute_time_s = 0.002;
+  CHECK_THAT(error_of(o), Contains("--compute-time"));
+  o.clock = ClockKind::kVirtual;
+  CHECK(ResolvedRun::resolve(o).ok());
+}
+
+TEST_CASE("stalesgd train opens a trace file exactly once", "[config]") {
+  if (!program_available("strace")) {
+    FAIL(
+        "strace is not installed: tools/setup.sh installs it (the build group); run "
+        "tools/setup.sh, or apt-get install strace");
+  }
+  TempDir dir;
+  // A distinctive name, so that no other path in the strace log matches it.
+  const auto trace = dir / "one-parse-trace.csv";
+  std::ofstream(trace) << "# two workers' recorded delays\nw0[ms],w1[us]\n1,500\n2,1500\n0.5,800\n";
+  const auto log = dir / "strace.log";
+  const auto r = run_process({"strace",
+                              "-f",
+                              "-e",
+                              "trace=openat,open",
+                              "-o",
+                              log.string(),
+                              STALESGD_CLI,
+                              "train",
+                              "--dataset",
+                              "mnist",
+                              "--data-dir",
+                              repo_data_dir().string(),
+                              "--model",
+                              "softmax",
+                              "--rule",
+                              "async",
+                              "--workers",
+                              "2",
+                              "--delay",
+                              "trace:" + trace.string(),
+                              "--iterations",
+                              "20",
+                              "--no-progress",
+                              "--out",
+                              (dir / "out").string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(log);
+  REQUIRE(in.good());
+  std::string line, opens;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.find("one-parse-trace.csv") == std::string::npos) continue;
+    ++n;
+    opens += line + '\n';
+  }
+  INFO("the opens of the trace file:\n" << opens);
+  CHECK(n == 1);
+}

@@ -1,0 +1,299 @@
+// --engine mpi under mpirun on this machine (tools/mpirun.sh): each rule's semantics checked
+// from the CSVs rank 0 writes, as tests/engine/thread_engine_test.cpp checks the thread
+// engine's records; P = 1 sync against the sequential trainer bit for bit; accuracy; and the
+// start-up failures, each one line and a non-zero exit within seconds. A build without MPI
+// fails every case here with what to do, rather than skipping them.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/fixtures.hpp"
+
+using namespace stalesgd::test;
+
+namespace {
+
+#ifndef STALESGD_HAVE_MPI
+constexpr bool kHaveMpi = false;
+#else
+constexpr bool kHaveMpi = true;
+#endif
+
+void require_mpi() {
+  if (!kHaveMpi) {
+    FAIL(
+        "this build has no MPI: run tools/setup.sh (it installs openmpi-bin libopenmpi-dev), "
+        "then reconfigure and rebuild (tools/build.sh)");
+  }
+}
+
+// Sanitizer builds: Open MPI's libraries are not instrumented, so the reports from inside them
+// are suppressed, theirs only (tsan.supp, lsan.supp; docs/distributed.md, "Sanitizers").
+// Ignored by a build without sanitizers.
+std::string sanitizer_env() {
+  const std::string dir = STALESGD_SOURCE_DIR "/tests/engine/mpi/";
+  return "export TSAN_OPTIONS=\"${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=" + dir +
+         "tsan.supp\" LSAN_OPTIONS=\"${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=" + dir +
+         "lsan.supp\"; ";
+}
+
+// Runs `command` through the shell from the source tree; stdout and stderr merged.
+CliResult run_shell(const std::string& command) {
+  const std::string full =
+      "cd '" STALESGD_SOURCE_DIR "' && " + sanitizer_env() + "{ " + command + "; } 2>&1";
+  CliResult r;
+  std::FILE* pipe = popen(full.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe))
+    r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// `stalesgd train --engine mpi` on `ranks` ranks; a softmax on MNIST, evaluated at the ends.
+CliResult mpi_train(int ranks, const std::string& args) {
+  return run_shell("timeout 60 tools/mpirun.sh -np " + std::to_string(ranks) +
+                   " " STALESGD_CLI
+                   " train --engine mpi --model softmax --batch 16 --eval-every 1000s "
+                   "--no-progress " +
+                   args);
+}
+
+using Table = std::vector<std::map<std::string, std::string>>;
+
+Table read_csv(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  std::stringstream head(line);
+  for (std::string f; std::getline(head, f, ',');) names.push_back(f);
+  Table rows;
+  while (std::getline(in, line)) {
+    std::stringstream s(line);
+    auto& row = rows.emplace_back();
+    for (std::size_t i = 0; i < names.size(); ++i) std::getline(s, row[names[i]], ',');
+  }
+  return rows;
+}
+
+long num(const std::map<std::string, std::string>& row, const std::string& key) {
+  return std::stol(row.at(key));
+}
+
+struct Gradient {
+  long worker;
+  long staleness;
+};
+
+// A finished run's records, by update.
+struct Run {
+  std::map<long, std::vector<Gradient>> by_update;
+  Table updates;
+  Table workers;
+  long total(const std::string& field) const {
+    long n = 0;
+    for (const auto& w : workers) n += num(w, field);
+    return n;
+  }
+};
+
+Run train_ok(int ranks, const std::string& args) {
+  require_mpi();
+  const TempDir out;
+  const auto r = mpi_train(ranks, args + " --eval-samples 1000 --out " + out.path().string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  Run run;
+  for (const auto& g : read_csv(out / "gradients.csv")) {
+    run.by_update[num(g, "iteration")].push_back({num(g, "worker"), num(g, "staleness")});
+  }
+  run.updates = read_csv(out / "updates.csv");
+  run.workers = read_csv(out / "workers.csv");
+  return run;
+}
+
+bool distinct_workers(const std::vector<Gradient>& gs) {
+  std::set<long> ws;
+  for (const auto& g : gs) ws.insert(g.worker);
+  return ws.size() == gs.size();
+}
+
+}  // namespace
+
+TEST_CASE("mpi: k-sync updates hold K fresh gradients of K distinct workers", "[engine][mpi]") {
+  // 3 worker ranks x 2 threads: P = 6.
+  const auto run = train_ok(4,
+                            "--workers-per-rank 2 --rule k-sync --k 2 --delay exp:mean=2ms "
+                            "--iterations 100");
+  REQUIRE(run.updates.size() == 100);
+  REQUIRE(run.workers.size() == 6);
+  for (const auto& [it, gs] : run.by_update) {
+    CHECK(gs.size() == 2);
+    CHECK(distinct_workers(gs));
+    for (const auto& g : gs) CHECK(g.staleness == 0);
+  }
+  // Each update cuts the P - K minibatches in flight, exactly, wherever their workers are.
+  CHECK(run.total("cancelled") == 4 * 100);
+  CHECK(run.total("applied") == 200);
+}
+
+TEST_CASE("mpi: k-batch-sync takes K fresh gradients, a fast worker several", "[engine][mpi]") {
+  const auto run = train_ok(3,
+                            "--workers-per-rank 2 --rule k-batch-sync --k 4 "
+                            "--delay 'const:20ms;w0=const:2ms' --iterations 30");
+  REQUIRE(run.updates.size() == 30);
+  bool repeated = false;
+  for (const auto& [it, gs] : run.by_update) {
+    CHECK(gs.size() == 4);
+    for (const auto& g : gs) CHECK(g.staleness == 0);
+    repeated = repeated || !distinct_workers(gs);
+  }
+  CHECK(repeated);
+}
+
+TEST_CASE("mpi: k-async takes K distinct workers and stale gradients occur", "[engine][mpi]") {
+  const auto run = train_ok(3,
+                            "--workers-per-rank 4 --rule k-async --k 3 --delay exp:mean=2ms "
+                            "--iterations 150");
+  REQUIRE(run.updates.size() == 150);
+  long stale = 0;
+  for (const auto& [it, gs] : run.by_update) {
+    CHECK(gs.size() == 3);
+    CHECK(distinct_workers(gs));
+    for (const auto& g : gs) stale += g.staleness > 0;
+  }
+  CHECK(stale > 0);
+  CHECK(run.total("cancelled") == 0);
+}
+
+TEST_CASE("mpi: k-batch-async takes any K gradients, repeated workers occur", "[engine][mpi]") {
+  const auto run = train_ok(3,
+                            "--workers-per-rank 2 --rule k-batch-async --k 4 "
+                            "--delay 'const:20ms;w0=const:2ms' --iterations 30");
+  REQUIRE(run.updates.size() == 30);
+  bool repeated = false;
+  for (const auto& [it, gs] : run.by_update) {
+    CHECK(gs.size() == 4);
+    repeated = repeated || !distinct_workers(gs);
+  }
+  CHECK(repeated);
+  CHECK(run.total("cancelled") == 0);
+}
+
+TEST_CASE("mpi: async applies each gradient alone, and they are stale", "[engine][mpi]") {
+  const auto run = train_ok(3,
+                            "--workers-per-rank 2 --rule async --delay exp:mean=2ms "
+                            "--iterations 200");
+  REQUIRE(run.updates.size() == 200);
+  double staleness = 0.0;
+  for (const auto& u : run.updates) {
+    CHECK(num(u, "n_grads") == 1);
+    staleness += std::stod(u.at("mean_staleness"));
+  }
+  // P - 1 = 3 in theory; message latency and 2 shared cores move it, not to 0.
+  CHECK(staleness / 200.0 > 1.0);
+  CHECK(run.total("cancelled") == 0);
+}
+
+TEST_CASE("mpi: sync waits for all P workers", "[engine][mpi]") {
+  const auto run = train_ok(4, "--rule sync --delay exp:mean=2ms --iterations 50");
+  REQUIRE(run.updates.size() == 50);
+  for (const auto& [it, gs] : run.by_update) {
+    CHECK(gs.size() == 3);
+    CHECK(distinct_workers(gs));
+    for (const auto& g : gs) CHECK(g.staleness == 0);
+  }
+  CHECK(run.total("cancelled") == 0);
+}
+
+TEST_CASE("mpi: P = 1 sync reproduces the sequential trainer bit for bit", "[engine][mpi]") {
+  require_mpi();
+  const TempDir out;
+  const auto ps = mpi_train(
+      2, "--rule sync --iterations 200 --eval-samples 2000 --out " + (out / "mpi").string());
+  INFO(ps.output);
+  REQUIRE(ps.exit_code == 0);
+  const auto seq = run_cli({"train", "--sequential", "--model", "softmax", "--batch", "16",
+                            "--iterations", "200", "--eval-every", "1000s", "--eval-samples",
+                            "2000", "--no-progress", "--out", (out / "seq").string()});
+  INFO(seq.output);
+  REQUIRE(seq.exit_code == 0);
+  const auto summary = [&](const char* name) {
+    std::ifstream in(out / name / "summary.json");
+    return nlohmann::json::parse(in);
+  };
+  const auto a = summary("mpi");
+  const auto b = summary("seq");
+  // Doubles compared exactly: the same gradients applied in the same order on the same floats.
+  CHECK(a["final_test_loss"].get<double>() == b["final_test_loss"].get<double>());
+  CHECK(a["final_test_error"].get<double>() == b["final_test_error"].get<double>());
+  CHECK(a["iterations"] == 200);
+}
+
+TEST_CASE("mpi: softmax learns MNIST in 300 iterations", "[engine][mpi]") {
+  require_mpi();
+  const auto r = mpi_train(3,
+                           "--workers-per-rank 2 --rule k-async --k 2 "
+                           "--iterations 300 --eval-samples 0");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto at = r.output.find("final test error");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(r.output.substr(at + 18)) < 0.2);
+}
+
+TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][mpi]") {
+  require_mpi();
+  const TempDir empty;
+  struct Case {
+    int ranks;
+    std::string args;
+    int exit_code;
+    std::string says;
+  };
+  for (const auto& c : std::vector<Case>{
+           {3, "--workers 5 --iterations 10", 2, "--workers 5 does not match"},
+           {3, "--workers-per-rank 0 --iterations 10", 2, "--workers-per-rank 0"},
+           {3, "--clock virtual --iterations 10", 2, "--clock virtual"},
+           {3, "--sequential --iterations 10", 2, "--sequential"},
+           {3, "--server thread --iterations 10", 2, "--server thread"},
+           {1, "--iterations 10", 2, "at least 2 ranks"},
+           // Every rank fails to load; rank 0 names the first.
+           {3, "--iterations 10 --data-dir " + empty.path().string(), 1, "rank 0: "},
+       }) {
+    const auto r = mpi_train(c.ranks, c.args);
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.exit_code == c.exit_code);
+    CHECK(line_count(r.output) == 1);
+    CHECK(r.output.find(c.says) != std::string::npos);
+  }
+  // Only the worker ranks miss their data (an MPMD launch: rank 0 gets the real data dir).
+  const std::string flags = " train --engine mpi --model softmax --iterations 10 --no-progress";
+  const auto worker =
+      run_shell("timeout 60 tools/mpirun.sh -np 1 " STALESGD_CLI + flags +
+                " : -np 2 " STALESGD_CLI + flags + " --data-dir " + empty.path().string());
+  INFO(worker.output);
+  CHECK(worker.exit_code == 1);
+  CHECK(line_count(worker.output) == 1);
+  CHECK(worker.output.find("stalesgd: error: rank 1: ") != std::string::npos);
+  // Not under mpirun at all.
+  const auto r = run_cli({"train", "--engine", "mpi", "--iterations", "10"});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(line_count(r.output) == 1);
+  CHECK(r.output.find("not started by mpirun") != std::string::npos);
+}
