@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "stalesgd/util/seed.hpp"
 #include "engine/engine_test_util.hpp"
+#include "stalesgd/util/seed.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
