@@ -1,6 +1,6 @@
 // TrainerOptions: everything a training run is configured by, in one struct with in-class
-// defaults. The CLI (`stalesgd train`) and the TOML experiment loader only fill it; validation
-// lives in one place, validate() below.
+// defaults. The CLI (`stalesgd train`) and the TOML experiment loader only fill it (through the
+// option table); validation lives in one place, ResolvedRun::resolve (config/resolved_run.hpp).
 #pragma once
 
 #include <cstdint>
@@ -69,8 +69,9 @@ struct TrainerOptions {
   bool progress = true;           // a progress line on stderr when it is a terminal
 };
 
-// Checks every field and their combinations (K against P, budgets, sizes, the delay spec and
-// learning-rate rule syntax); the message names the flag and the fix.
+// ResolvedRun::resolve with the result thrown away, for a caller that only wants the check (the
+// message names the flag and the fix). A caller that goes on to train should resolve instead, so
+// that the delay spec and trace files are parsed once.
 Status validate(const TrainerOptions& options);
 
 const char* to_string(ClockKind clock);
