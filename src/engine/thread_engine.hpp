@@ -113,8 +113,11 @@ class ThreadEngine final : public SupervisedEngine {
   // Declared after slots_: a ServerTimers' thread calls into them, so it must stop first.
   std::unique_ptr<WakePolicy> wake_;
   // --server thread: pushes for the server thread; bounded by P (each worker has at most one
-  // minibatch in flight) plus the stop sentinel.
-  tbb::concurrent_bounded_queue<Push> pushes_;
+  // minibatch in flight) plus the stop sentinel. std::allocator, not TBB's cache-aligned one:
+  // that one draws pages from libtbbmalloc, whose reuse ThreadSanitizer cannot see, so a page
+  // recycled between the server and a worker showed as a race. Pages hold many pushes; the
+  // allocator's cost does not show.
+  tbb::concurrent_bounded_queue<Push, std::allocator<Push>> pushes_;
 
   std::mutex start_mu_;
   std::condition_variable start_cv_;
