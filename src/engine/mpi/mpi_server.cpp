@@ -21,7 +21,9 @@ MpiServer::MpiServer(RunContext& ctx, int ranks)
       o_(ctx.options),
       ranks_(ranks),
       per_rank_(ctx.options.workers_per_rank),
-      store_(ctx.initial, 2 * static_cast<std::size_t>(ctx.options.workers) + 4),
+      // Pinned at once: each worker's w_tau, each assignment still being sent (usually the same
+      // versions), the current and the one being written.
+      store_(ctx.initial, 4 * static_cast<std::size_t>(ctx.options.workers) + 4),
       core_(ctx, store_, run_),
       ticket_(static_cast<std::size_t>(ctx.options.workers), 0),
       pins_(static_cast<std::size_t>(ctx.options.workers)),
@@ -45,10 +47,7 @@ void MpiServer::assign(int w, double at_s) {
   // Drawn here, as in the thread and virtual engines, so every engine consumes each worker's
   // delay stream alike, cut minibatches included.
   h.value = delays_of_[i].next(at_s);
-  const std::span<const float> params = pins_[i].params();
-  MPI_Send(&h, sizeof h, MPI_BYTE, rank_of(w), kAssign, MPI_COMM_WORLD);
-  MPI_Send(params.data(), static_cast<int>(params.size()), MPI_FLOAT, rank_of(w), kParams,
-           MPI_COMM_WORLD);
+  sends_.send(rank_of(w), h, store_.acquire());
 }
 
 void MpiServer::cancel(int w) {
@@ -101,6 +100,7 @@ void MpiServer::receive_main() {
         const auto at = Clock::now();
         std::lock_guard lock(mu_);
         serve(push, at);
+        sends_.reap();
       } else if (status.MPI_TAG == kRecords) {
         MPI_Mrecv(figures.data(), static_cast<int>(figures.size()), MPI_DOUBLE, &message,
                   MPI_STATUS_IGNORE);
@@ -168,6 +168,7 @@ Result<RunRecord> MpiServer::run() {
   }
   const auto [reason, wall_s] = supervisor.supervise(*this, start_);
   receiver.join();  // returns once every rank sent its records, after its kStop
+  sends_.drain();   // every rank took its messages up to kStop, so these complete
 
   for (int w = 0; w < o_.workers; ++w) {
     WorkerRecord rec = remote_[static_cast<std::size_t>(w)];

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/mpi/assignment_sends.hpp"
 #include "engine/mpi/wire.hpp"
 #include "engine/parameter_store.hpp"
 #include "engine/run_context.hpp"
@@ -71,6 +72,7 @@ class MpiServer final : public SupervisedEngine {
   std::vector<DelaySampler> delays_of_;    // per worker: X is drawn at the assignment
   std::vector<std::uint64_t> ticket_;      // per worker: its latest assignment's ticket
   std::vector<ParameterStore::Pin> pins_;  // per worker: the version it computes on (w_tau)
+  AssignmentSends sends_;                  // declared after store_: it holds pins of it
   StopReason stop_reason_ = StopReason::kNone;
   bool stop_sent_ = false;
 

@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -21,6 +22,49 @@
 #include "stalesgd/util/seed.hpp"
 
 namespace stalesgd::mpi {
+namespace {
+
+// Waits for a send without MPI_Wait, which spins a core (idle_probe.hpp).
+void wait_sent(MPI_Request& request) {
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+// A worker's pushes, sent with MPI_Isend from two buffers in turn: a gradient exceeds Open
+// MPI's eager limit, so a blocking send would hold the worker (spinning a core) until rank 0's
+// receive thread next polls. The next gradient is computed into the other buffer while this
+// one travels; a buffer is reused only once its send completed.
+class PushBuffers {
+ public:
+  explicit PushBuffers(std::size_t n) : packets_{Packet(n), Packet(n)} {}
+  PushBuffers(const PushBuffers&) = delete;
+  PushBuffers& operator=(const PushBuffers&) = delete;
+  ~PushBuffers() {
+    for (auto& r : sent_) wait_sent(r);
+  }
+  // The buffer to compute the next gradient into, free to write.
+  Packet& next() {
+    wait_sent(sent_[turn_]);
+    return packets_[turn_];
+  }
+  // Sends next()'s buffer to rank 0; the following next() is the other buffer.
+  void send() {
+    Packet& p = packets_[turn_];
+    MPI_Isend(p.data(), p.count(), MPI_FLOAT, 0, kPush, MPI_COMM_WORLD, &sent_[turn_]);
+    turn_ ^= 1;
+  }
+
+ private:
+  Packet packets_[2];
+  MPI_Request sent_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int turn_ = 0;
+};
+
+}  // namespace
 
 RankWorkers::RankWorkers(RunContext& ctx, int rank)
     : ctx_(ctx),
@@ -137,7 +181,7 @@ void RankWorkers::worker_loop(int local) {
   RemoteSlot& slot = slots_[static_cast<std::size_t>(local)];
   const Model& model = *ctx_.model;
   std::vector<float> params(model.num_params());
-  Packet push(model.num_params());
+  PushBuffers pushes(model.num_params());
   auto ws = model.make_workspace(o_.batch);
   // The thread engine's stream for worker w: the same seed gives the same data.
   MinibatchSampler sampler(ctx_.data.train, o_.batch,
@@ -171,9 +215,11 @@ void RankWorkers::worker_loop(int local) {
     if (woken == Woken::kStopped) return;
     std::optional<float> loss;
     const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
+    Packet* push = nullptr;
     if (spent) {
+      push = &pushes.next();
       loss = gradient_time.time([&] {
-        return model.loss_and_gradient(params, batch, push.payload(), *ws, &slot.cancel);
+        return model.loss_and_gradient(params, batch, push->payload(), *ws, &slot.cancel);
       });
       if (loss) {
         ++stats.computed;
@@ -194,8 +240,8 @@ void RankWorkers::worker_loop(int local) {
     if (woken == Woken::kOnTime) {
       Header out = h;
       out.value = *loss;
-      push.set_header(out);
-      MPI_Send(push.data(), push.count(), MPI_FLOAT, 0, kPush, MPI_COMM_WORLD);
+      push->set_header(out);
+      pushes.send();
     }
     // The next minibatch is gathered after the push: in a sync round this overlaps the wait
     // for the others instead of delaying the round's last gradient.
