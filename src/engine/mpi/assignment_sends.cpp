@@ -6,7 +6,9 @@
 
 namespace stalesgd::mpi {
 
-AssignmentSends::~AssignmentSends() { drain(); }
+AssignmentSends::~AssignmentSends() {
+  drain();
+}
 
 void AssignmentSends::send(int rank, const Header& header, ParameterStore::Pin pin) {
   auto held = std::make_unique<Held>(Held{header, std::move(pin)});
