@@ -13,6 +13,7 @@
 
 #include "engine/mpi/idle_probe.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
+#include "engine/mpi/rank_clock.hpp"
 
 namespace stalesgd::mpi {
 
@@ -37,7 +38,7 @@ void MpiServer::request_stop(StopReason reason) {
   stop_cv_.notify_all();
 }
 
-void MpiServer::assign(int w, double at_s) {
+void MpiServer::assign(int w, Clock::time_point at) {
   const auto i = static_cast<std::size_t>(w);
   pins_[i] = store_.acquire();
   Header h;
@@ -46,7 +47,9 @@ void MpiServer::assign(int w, double at_s) {
   h.version = pins_[i].version();
   // Drawn here, as in the thread and virtual engines, so every engine consumes each worker's
   // delay stream alike, cut minibatches included.
-  h.value = delays_of_[i].next(at_s);
+  h.value = delays_of_[i].next(since_start(at));
+  h.assigned_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
   sends_.send(rank_of(w), h, store_.acquire());
 }
 
@@ -79,7 +82,7 @@ void MpiServer::serve(const Packet& push, Clock::time_point at) {
   for (const auto& s : outcome->step.start) {
     if (s.cut) cancel(s.worker);
   }
-  for (const auto& s : outcome->step.start) assign(s.worker, now_s);
+  for (const auto& s : outcome->step.start) assign(s.worker, at);
   if (const auto reason = supervisor_->stop_due(now_s, store_.version());
       reason != StopReason::kNone) {
     request_stop(reason);
@@ -158,13 +161,14 @@ Result<RunRecord> MpiServer::run() {
   run_.model = ctx_.model->describe();
   run_.num_params = ctx_.model->num_params();
 
+  RankClock::estimate();  // collective; rank 0's clock is the reference
   // Every worker rank is in its receive loop once it passes this barrier.
   MPI_Barrier(MPI_COMM_WORLD);
   start_ = Clock::now();
   std::thread receiver([this] { receive_main(); });
   {
     std::lock_guard lock(mu_);
-    for (const auto& s : core_.begin()) assign(s.worker, 0.0);
+    for (const auto& s : core_.begin()) assign(s.worker, start_);
   }
   const auto [reason, wall_s] = supervisor.supervise(*this, start_);
   receiver.join();  // returns once every rank sent its records, after its kStop

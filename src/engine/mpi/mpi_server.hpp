@@ -46,8 +46,8 @@ class MpiServer final : public SupervisedEngine {
   void receive_main();
   // The server's step for one push. REQUIRES(mu_)
   void serve(const Packet& push, Clock::time_point at);
-  // Worker w's next minibatch, assigned at `at_s` seconds. REQUIRES(mu_)
-  void assign(int w, double at_s);
+  // Worker w's next minibatch, assigned at `at` (its X runs from there). REQUIRES(mu_)
+  void assign(int w, Clock::time_point at);
   // Tells worker w's rank that its minibatch in flight is cut. REQUIRES(mu_)
   void cancel(int w);
   // The first reason wins; wakes the supervisor. REQUIRES(mu_)

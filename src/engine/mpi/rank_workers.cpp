@@ -17,6 +17,7 @@
 
 #include "engine/mpi/idle_probe.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
+#include "engine/mpi/rank_clock.hpp"
 #include "engine/running_mean.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -79,6 +80,7 @@ void RankWorkers::run() {
   std::vector<std::thread> threads;
   threads.reserve(slots_.size());
   for (int l = 0; l < per_rank_; ++l) threads.emplace_back([this, l] { worker_main(l); });
+  clock_ = RankClock::estimate();
   MPI_Barrier(MPI_COMM_WORLD);  // rank 0 starts the clock and assigns after it
   receive_loop();
   stop_workers();
@@ -121,7 +123,9 @@ void RankWorkers::receive_loop() {
     // The parameters follow the header at once (rank 0 sends both under its lock).
     MPI_Recv(inbox.data(), static_cast<int>(inbox.size()), MPI_FLOAT, 0, kParams, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
-    const auto at = EngineClock::now();
+    // X runs from rank 0's assignment, as in the thread engine; never from later than now (an
+    // estimated offset may be a little off).
+    const auto at = std::min(EngineClock::now(), clock_.from_rank0(h.assigned_ns));
     {
       std::lock_guard lock(slot.mu);
       slot.assigned.swap(inbox);  // a pending older one (cut) becomes the next inbox

@@ -5,8 +5,8 @@
 // workers and sends rank 0 their records. A worker sleeps first and computes last, as in the
 // thread engine (pad: it starts its gradient about a gradient's time before X, so the minibatch
 // ends at max(C, X); add: it sleeps X, then computes), then pushes its gradient to rank 0.
-// The minibatch's clock starts when its assignment reaches this rank, so no clock is shared
-// between hosts; the transfer of the parameters counts as part of the minibatch.
+// The minibatch's delay runs from rank 0's assignment (on this rank's clock through RankClock),
+// as in the thread engine: the parameters' transfer runs inside X, the push's adds to it.
 //
 // Thread safety: slots_ is shared as RemoteSlot says; the rest is the receive thread's, or
 // constant while the worker threads run. Worker threads send with MPI concurrently
@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/mpi/rank_clock.hpp"
 #include "engine/mpi/remote_slot.hpp"
 #include "engine/run_context.hpp"
 
@@ -41,6 +42,7 @@ class RankWorkers {
   const int per_rank_;
   const int first_;  // the global index of local worker 0
   std::vector<RemoteSlot> slots_;
+  RankClock clock_;  // set before the start barrier; read by the receive thread only
 };
 
 }  // namespace stalesgd::mpi

@@ -28,7 +28,7 @@ struct alignas(64) RemoteSlot {
   // The assignment not yet taken: a newer one replaces it (its buffers are swapped, not copied).
   std::vector<float> assigned;          // GUARDED_BY(mu): its parameters
   Header assigned_header;               // GUARDED_BY(mu)
-  EngineClock::time_point assigned_at;  // GUARDED_BY(mu): when it reached this rank
+  EngineClock::time_point assigned_at;  // GUARDED_BY(mu): when rank 0 assigned it, our clock
   bool has_assignment = false;          // GUARDED_BY(mu)
   std::uint64_t running = 0;            // GUARDED_BY(mu): the ticket in flight; 0: none
   bool stop = false;                    // GUARDED_BY(mu)

@@ -2,7 +2,7 @@
 // "Message protocol"). Rank 0 is the server; worker w lives on rank 1 + w / W as local thread
 // w % W.
 //
-//   rank 0 -> worker rank   kAssign  Header{worker, ticket, version, X seconds}
+//   rank 0 -> worker rank   kAssign  Header{worker, ticket, version, X seconds, assigned at}
 //                           kParams  the parameters of that version (n floats), right after
 //                           kCancel  Header{worker, ticket}: the minibatch `ticket` is cut
 //                           kStop    empty: the run is over
@@ -24,16 +24,26 @@
 
 namespace stalesgd::mpi {
 
-enum Tag : int { kAssign = 1, kParams = 2, kCancel = 3, kStop = 4, kPush = 5, kRecords = 6 };
+enum Tag : int {
+  kAssign = 1,
+  kParams = 2,
+  kCancel = 3,
+  kStop = 4,
+  kPush = 5,
+  kRecords = 6,
+  kClock = 7  // start-up only: RankClock's ping-pongs with a rank on another host
+};
 
 struct Header {
   std::uint64_t ticket = 0;   // the minibatch: rank 0 numbers each worker's assignments from 1
   std::uint64_t version = 0;  // the parameters' version it is computed on
   double value = 0.0;         // kAssign: the injected delay X in seconds; kPush: the loss
-  std::int32_t worker = 0;    // global worker index
+  // kAssign: when rank 0 assigned it, on rank 0's steady clock (ns); X runs from there.
+  std::int64_t assigned_ns = 0;
+  std::int32_t worker = 0;  // global worker index
   std::int32_t unused = 0;
 };
-static_assert(sizeof(Header) == 32);
+static_assert(sizeof(Header) == 40);
 
 // Header and floats in one buffer of floats, sent as MPI_FLOAT: the header's 32 bytes are
 // copied in and out with memcpy (no aliasing through pointers).
