@@ -8,9 +8,10 @@ namespace {
 // Lock-free, so storing to it is async-signal-safe.
 std::atomic<bool> g_interrupt{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
-struct sigaction g_previous {};
+struct sigaction g_previous_int {};
+struct sigaction g_previous_term {};
 
-extern "C" void on_sigint(int) {
+extern "C" void on_signal(int) {
   g_interrupt.store(true, std::memory_order_relaxed);
 }
 
@@ -19,13 +20,17 @@ extern "C" void on_sigint(int) {
 ScopedInterrupt::ScopedInterrupt() {
   g_interrupt.store(false);
   struct sigaction sa {};
-  sa.sa_handler = on_sigint;
+  sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &g_previous);
+  sigaction(SIGINT, &sa, &g_previous_int);
+  // SIGTERM too: it is how `kill`, a batch system and mpirun (passing on a Ctrl-C to every
+  // rank of a job) ask a run to end.
+  sigaction(SIGTERM, &sa, &g_previous_term);
 }
 
 ScopedInterrupt::~ScopedInterrupt() {
-  sigaction(SIGINT, &g_previous, nullptr);
+  sigaction(SIGINT, &g_previous_int, nullptr);
+  sigaction(SIGTERM, &g_previous_term, nullptr);
 }
 
 const std::atomic<bool>* ScopedInterrupt::flag() const {

@@ -1,5 +1,5 @@
-// ScopedInterrupt: while alive, Ctrl-C (SIGINT) sets a flag that the engines poll to stop
-// cleanly (write what was recorded, exit 130) instead of killing the process.
+// ScopedInterrupt: while alive, Ctrl-C (SIGINT) or SIGTERM sets a flag that the engines poll
+// to stop cleanly (write what was recorded, exit 130) instead of killing the process.
 #pragma once
 
 #include <atomic>
