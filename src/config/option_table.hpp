@@ -78,4 +78,9 @@ Status set_from_toml(const OptionDecl& option, const toml::node& node, TrainerOp
 // their words; `clock` reads "sequential" for --sequential runs.
 nlohmann::json options_to_json(const TrainerOptions& options);
 
+// The command line that gives `options` back: "--flag value" for every option summary.json
+// records (a switch only when on), in table order. Durations in their exact unit, numbers to
+// 17 digits. For running a run in another process (a race's --engine mpi run).
+std::vector<std::string> options_to_args(const TrainerOptions& options);
+
 }  // namespace stalesgd

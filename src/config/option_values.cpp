@@ -1,11 +1,13 @@
 // Applying CLI text and TOML values through the option table, and summary.json's "config"
 // from it (the declarations are in option_table.cpp).
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
@@ -245,6 +247,38 @@ nlohmann::json options_to_json(const TrainerOptions& options) {
     }
   }
   return j;
+}
+
+std::vector<std::string> options_to_args(const TrainerOptions& options) {
+  std::vector<std::string> args;
+  for (const auto& d : train_options()) {
+    if (!d.json) continue;
+    const auto v = d.get(options);
+    if (!v) continue;
+    const std::string flag = "--" + std::string(d.name);
+    if (d.type == OptionType::kSwitch) {
+      if (std::get<bool>(*v)) args.push_back(flag);
+      continue;
+    }
+    std::string text;
+    if (d.type == OptionType::kDuration) {
+      text = format_duration(std::get<double>(*v));
+    } else if (const auto* list = std::get_if<std::vector<int>>(&*v)) {
+      text = fmt::format("{}", fmt::join(*list, ","));
+    } else if (const auto* number = std::get_if<double>(&*v)) {
+      text = fmt::format("{:.17g}", *number);  // round-trips exactly
+    } else {
+      text = std::visit([](const auto& x) { return fmt::format("{}", x); }, *v);
+    }
+    // `clock` reads "sequential" in summary.json, which no --clock takes: --sequential says it.
+    if (d.type == OptionType::kChoice &&
+        std::find(d.choices.begin(), d.choices.end(), text) == d.choices.end()) {
+      continue;
+    }
+    args.push_back(flag);
+    args.push_back(std::move(text));
+  }
+  return args;
 }
 
 }  // namespace stalesgd

@@ -2,9 +2,12 @@
 
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "experiment/mpi_launch.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
@@ -51,6 +54,57 @@ RaceRow make_row(const ExperimentRun& r, const ResolvedRun& resolved, const RunR
   return row;
 }
 
+template <typename Enum, std::size_t N>
+Enum enum_named(const std::string& name, const Enum (&values)[N]) {
+  for (Enum v : values) {
+    if (name == to_string(v)) return v;
+  }
+  throw std::runtime_error(fmt::format("unknown value '{}'", name));
+}
+
+std::optional<double> optional_number(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<double>();
+}
+
+// The row of a run done in another process (engine = "mpi"), from the summary.json it wrote.
+RaceRow row_from_summary(const ExperimentRun& r, const nlohmann::json& s) {
+  RaceRow row;
+  row.label = r.label;
+  row.slug = r.slug;
+  row.rule = r.run.rule().kind;
+  row.k = r.run.rule().k;
+  row.seed = r.options().seed;
+  row.clock = to_string(r.options().clock);
+  row.iterations = s.at("iterations").get<std::uint64_t>();
+  row.wall_s = s.at("wall_s").get<double>();
+  row.time_to_target_s = optional_number(s, "time_to_target_s");
+  row.final_test_error = optional_number(s, "final_test_error");
+  row.seconds_per_iteration = s.at("seconds_per_iteration").get<double>();
+  if (const auto& t = s.at("theory"); t.is_object() && t.contains("seconds_per_iteration")) {
+    row.predicted_seconds_per_iteration = t["seconds_per_iteration"].get<double>();
+    row.predicted_method =
+        enum_named(t.at("method").get<std::string>(),
+                   {PredictionMethod::kClosedForm, PredictionMethod::kMonteCarlo});
+  }
+  row.mean_staleness = s.at("staleness").at("mean").get<double>();
+  row.p95_staleness = s.at("staleness").at("p95").get<double>();
+  const auto& g = s.at("gradients");
+  row.gradients_started = g.at("started").get<std::uint64_t>();
+  row.gradients_applied = g.at("applied").get<std::uint64_t>();
+  row.gradients_cancelled = g.at("cancelled").get<std::uint64_t>();
+  row.wasted_fraction = row.gradients_started
+                            ? static_cast<double>(row.gradients_cancelled) / row.gradients_started
+                            : 0.0;
+  row.stop_reason =
+      enum_named(s.at("stop_reason").get<std::string>(),
+                 {StopReason::kIterations, StopReason::kTime, StopReason::kTargetError,
+                  StopReason::kInterrupted, StopReason::kDiverged, StopReason::kFailed});
+  if (s.contains("divergence")) row.divergence = s["divergence"].get<std::string>();
+  if (row.stop_reason == StopReason::kDiverged) row.final_test_error.reset();
+  return row;
+}
+
 std::string opt(const std::optional<double>& v, const char* format = "{:.6g}") {
   return v ? fmt::format(fmt::runtime(format), *v) : std::string();
 }
@@ -69,6 +123,7 @@ Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
   // Each data set once, shared by the runs that use it.
   std::map<std::pair<std::string, std::string>, Dataset> data;
   for (const auto& r : ex.runs) {
+    if (r.options().engine == EngineKind::kMpi) continue;  // its ranks load their own
     const auto key = std::make_pair(r.options().dataset, r.options().data_dir.string());
     if (data.count(key)) continue;
     auto ds = load_dataset(r.options().dataset, r.options().data_dir);
@@ -78,14 +133,25 @@ Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
   RaceOutcome outcome;
   for (std::size_t i = 0; i < ex.runs.size(); ++i) {
     const auto& r = ex.runs[i];
-    const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
-    auto run = train(r.run, ds, interrupt);
-    if (!run) return Error{fmt::format("run '{}': {}", r.label, run.error().message)};
-    const auto theory = predict_runtime(r.run);
-    if (auto s = write_run_outputs(out_dir / r.slug, r.run, *run, theory); !s) return s.error();
-    outcome.rows.push_back(make_row(r, r.run, *run, theory));
+    if (r.options().engine == EngineKind::kMpi) {
+      auto summary = run_under_mpirun(r, out_dir / r.slug, interrupt);
+      if (!summary) return Error{fmt::format("run '{}': {}", r.label, summary.error().message)};
+      try {
+        outcome.rows.push_back(row_from_summary(r, *summary));
+      } catch (const std::exception& e) {
+        return Error{fmt::format("run '{}': {}: unexpected summary.json ({})", r.label,
+                                 (out_dir / r.slug / "summary.json").string(), e.what())};
+      }
+    } else {
+      const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
+      auto run = train(r.run, ds, interrupt);
+      if (!run) return Error{fmt::format("run '{}': {}", r.label, run.error().message)};
+      const auto theory = predict_runtime(r.run);
+      if (auto s = write_run_outputs(out_dir / r.slug, r.run, *run, theory); !s) return s.error();
+      outcome.rows.push_back(make_row(r, r.run, *run, theory));
+    }
     if (on_run_done) on_run_done(i, outcome.rows.back());
-    if (run->stop_reason == StopReason::kInterrupted) {
+    if (outcome.rows.back().stop_reason == StopReason::kInterrupted) {
       outcome.interrupted = true;
       break;
     }

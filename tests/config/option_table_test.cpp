@@ -175,6 +175,36 @@ TEST_CASE("option table: CLI text and TOML values set the same options", "[confi
   CHECK(compared == static_cast<int>(samples().size()));
 }
 
+TEST_CASE("option table: options_to_args gives the same options back", "[config]") {
+  // Every sample value at once (a race passes a run to mpirun this way), plus fractions that
+  // only round-trip with all their digits, and a switch.
+  TrainerOptions given;
+  for (const auto& [name, texts] : samples()) {
+    REQUIRE(set_from_text(*find_option(name), texts.first, given).ok());
+  }
+  REQUIRE(set_from_text(*find_option("lr"), "0.1", given).ok());
+  REQUIRE(set_from_text(*find_option("time"), "1.234567s", given).ok());
+  set_switch(*find_option("sequential"), true, given);
+  const auto args = options_to_args(given);
+  TrainerOptions back;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    INFO(args[i]);
+    REQUIRE(args[i].starts_with("--"));
+    const OptionDecl* d = find_option(std::string_view(args[i]).substr(2));
+    REQUIRE(d != nullptr);
+    if (d->type == OptionType::kSwitch) {
+      set_switch(*d, true, back);
+    } else {
+      REQUIRE(i + 1 < args.size());
+      REQUIRE(set_from_text(*d, args[i + 1], back).ok());
+      ++i;
+    }
+  }
+  CHECK(options_to_json(back) == options_to_json(given));
+  CHECK(back.lr == given.lr);
+  CHECK(back.time_s == given.time_s);
+}
+
 TEST_CASE("option table: bad CLI text names the flag and the value", "[config]") {
   const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> cases{
       {{"time", "x"}, "--time 'x': time 'x' is not a number with a unit"},

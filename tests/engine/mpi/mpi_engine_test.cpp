@@ -66,8 +66,9 @@ CliResult run_shell(const std::string& command) {
 }
 
 // `stalesgd train --engine mpi` on `ranks` ranks; a softmax on MNIST, evaluated at the ends.
-CliResult mpi_train(int ranks, const std::string& args) {
-  return run_shell("timeout 60 tools/mpirun.sh -np " + std::to_string(ranks) +
+// `env`: variables for the job, e.g. "STALESGD_MPI_CLOCK=estimate".
+CliResult mpi_train(int ranks, const std::string& args, const std::string& env = "") {
+  return run_shell(env + " timeout 60 tools/mpirun.sh -np " + std::to_string(ranks) +
                    " " STALESGD_CLI
                    " train --engine mpi --model softmax --batch 16 --eval-every 1000s "
                    "--no-progress " +
@@ -114,10 +115,10 @@ struct Run {
   }
 };
 
-Run train_ok(int ranks, const std::string& args) {
+Run train_ok(int ranks, const std::string& args, const std::string& env = "") {
   require_mpi();
   const TempDir out;
-  const auto r = mpi_train(ranks, args + " --eval-samples 1000 --out " + out.path().string());
+  const auto r = mpi_train(ranks, args + " --eval-samples 1000 --out " + out.path().string(), env);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   Run run;
@@ -138,10 +139,14 @@ bool distinct_workers(const std::vector<Gradient>& gs) {
 }  // namespace
 
 TEST_CASE("mpi: k-sync updates hold K fresh gradients of K distinct workers", "[engine][mpi]") {
+  // Also with the clock offsets estimated by ping-pong, as for ranks on other hosts.
+  const std::string env = GENERATE(as<std::string>{}, "", "STALESGD_MPI_CLOCK=estimate");
+  INFO("env: " << env);
   // 3 worker ranks x 2 threads: P = 6.
   const auto run = train_ok(4,
                             "--workers-per-rank 2 --rule k-sync --k 2 --delay exp:mean=2ms "
-                            "--iterations 100");
+                            "--iterations 100",
+                            env);
   REQUIRE(run.updates.size() == 100);
   REQUIRE(run.workers.size() == 6);
   for (const auto& [it, gs] : run.by_update) {
@@ -299,4 +304,69 @@ TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][m
   CHECK(r.exit_code == 2);
   CHECK(line_count(r.output) == 1);
   CHECK(r.output.find("not started by mpirun") != std::string::npos);
+}
+
+TEST_CASE("mpi: SIGTERM to mpirun stops every rank and rank 0 writes its records",
+          "[engine][mpi]") {
+  require_mpi();
+  const TempDir out;
+  // mpirun passes the signal on to every rank as SIGTERM; rank 0 stops the run as on Ctrl-C.
+  // The signal goes out once the three ranks catch SIGTERM (SigCgt bit 15) and have run a
+  // while, so it finds the run under way.
+  const std::string o = out.path().string();
+  const auto r = run_shell(
+      "timeout 60 tools/mpirun.sh -np 3 " STALESGD_CLI
+      " train --engine mpi --model softmax --delay exp:mean=5ms --time 60s --eval-every 1000s "
+      "--eval-samples 500 --no-progress --out " +
+      o +
+      " & job=$!; for i in $(seq 600); do n=0; for p in $(pgrep -x stalesgd); do "
+      "grep -q -- '" +
+      o +
+      "' /proc/$p/cmdline 2>/dev/null && "
+      "[ $(( 0x$(awk '/^SigCgt/{print $2}' /proc/$p/status 2>/dev/null || echo 0) & 0x4000 )) "
+      "-ne 0 ] "
+      "&& n=$((n+1)); done; [ $n -ge 3 ] && break; sleep 0.05; done; sleep 2; "
+      "kill -TERM $job; wait $job; echo exit=$?");
+  INFO(r.output);
+  CHECK(r.output.find("exit=0") == std::string::npos);
+  std::ifstream in(out / "summary.json");
+  REQUIRE(in);
+  const auto summary = nlohmann::json::parse(in);
+  CHECK(summary["stop_reason"] == "interrupted");
+  CHECK(summary["iterations"].get<long>() > 0);
+  CHECK(summary["wall_s"].get<double>() < 60.0);
+  const auto updates = read_csv(out / "updates.csv");
+  CHECK(updates.size() == summary["iterations"].get<std::size_t>());
+}
+
+TEST_CASE("mpi: a race runs an engine = \"mpi\" run beside a thread run", "[engine][mpi]") {
+  require_mpi();
+  const TempDir dir;
+  {
+    std::ofstream toml(dir / "race.toml");
+    toml << "model = \"softmax\"\nworkers = 4\ndelay = \"exp:mean=2ms\"\niterations = 60\n"
+            "eval_every = \"1000s\"\neval_samples = 500\ndata_dir = \"" STALESGD_SOURCE_DIR
+            "/data\"\n"
+            "[[run]]\nlabel = \"threads\"\nrule = \"k-sync\"\nk = 2\n"
+            "[[run]]\nlabel = \"ranks\"\nrule = \"k-sync\"\nk = 2\nengine = \"mpi\"\n"
+            "workers_per_rank = 2\n";
+  }
+  const auto r = run_shell(std::string(STALESGD_CLI) + " race --config " +
+                           (dir / "race.toml").string() + " --out " + (dir / "out").string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto rows = read_csv(dir / "out" / "results.csv");
+  REQUIRE(rows.size() == 2);
+  for (const auto& row : rows) {
+    CHECK(row.at("iterations") == "60");
+    CHECK(row.at("stop_reason") == "iterations");
+  }
+  std::ifstream in(dir / "out" / "ranks" / "summary.json");
+  REQUIRE(in);
+  const auto summary = nlohmann::json::parse(in);
+  CHECK(summary["config"]["engine"] == "mpi");
+  CHECK(summary["config"]["workers_per_rank"] == 2);
+  // The k-sync semantics hold in the run the race launched: P - K cuts per update.
+  CHECK(summary["gradients"]["cancelled"] == 2 * 60);
+  CHECK(summary["gradients"]["applied"] == 2 * 60);
 }

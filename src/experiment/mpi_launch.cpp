@@ -1,0 +1,152 @@
+// run_under_mpirun: spawn, wait, read back (why: mpi_launch.hpp).
+#include "experiment/mpi_launch.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "config/option_table.hpp"
+
+extern char** environ;
+
+namespace stalesgd {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> launcher() {
+  std::vector<std::string> words;
+  if (const char* custom = std::getenv("STALESGD_MPIRUN"); custom != nullptr && *custom) {
+    std::istringstream in(custom);
+    for (std::string w; in >> w;) words.push_back(w);
+    return words;
+  }
+  words = {"mpirun", "--oversubscribe", "--quiet"};
+  if (geteuid() == 0) words.push_back("--allow-run-as-root");
+  return words;
+}
+
+// The job's own error line (rank 0 prints one, "stalesgd: error: ..."), without the prefix; or a
+// general one when there is none (a crash: the log has Open MPI's account).
+std::string job_error(const fs::path& log) {
+  std::ifstream in(log);
+  constexpr std::string_view kPrefix = "stalesgd: error: ";
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(kPrefix)) return line.substr(kPrefix.size());
+  }
+  return "the mpi job failed";
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path& dir,
+                                        const std::atomic<bool>* interrupt) {
+  TrainerOptions o = run.options();
+  if (o.workers % o.workers_per_rank != 0) {
+    return Error{fmt::format("workers = {} is not a multiple of workers_per_rank = {}; with "
+                             "engine = \"mpi\" P = worker ranks x workers_per_rank",
+                             o.workers, o.workers_per_rank)};
+  }
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return Error{fmt::format("cannot find the stalesgd binary ({})", ec.message())};
+  // The job runs in the directory trace files resolve against; paths it gets are absolute.
+  o.data_dir = fs::absolute(o.data_dir);
+  const fs::path out = fs::absolute(dir);
+  const fs::path cwd = fs::absolute(o.delay_base_dir.empty() ? fs::path(".") : o.delay_base_dir);
+
+  std::vector<std::string> words = launcher();
+  for (const auto& w : {std::string("-np"), std::to_string(o.workers / o.workers_per_rank + 1),
+                        self.string(), std::string("train")}) {
+    words.push_back(w);
+  }
+  for (auto& a : options_to_args(o)) words.push_back(std::move(a));
+  for (const auto& w : {std::string("--no-progress"), std::string("--out"), out.string()}) {
+    words.push_back(w);
+  }
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+
+  // Open MPI refuses to run as root without both variables (with --allow-run-as-root).
+  if (geteuid() == 0) {
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // Open MPI writes its own messages (banners, libevent warnings on an interrupt) to stderr
+  // too; the job's stderr goes to a log in the run's folder, and an error is read back from it.
+  fs::create_directories(out, ec);
+  if (ec) return Error{fmt::format("cannot create {} ({})", out.string(), ec.message())};
+  const fs::path log = out / "mpirun.log";
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  // Its own process group: a Ctrl-C in the terminal reaches the race alone, which passes it on
+  // once (a second SIGINT makes mpirun kill the ranks before rank 0 has written anything).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t child = 0;
+  const int spawned = posix_spawnp(&child, argv[0], &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    return Error{fmt::format("cannot start {} ({}); install openmpi-bin (tools/setup.sh does) or "
+                             "set STALESGD_MPIRUN",
+                             words[0], std::strerror(spawned))};
+  }
+  int status = 0;
+  bool forwarded = false;
+  for (;;) {
+    const pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) break;
+    if (done < 0 && errno != EINTR) {
+      return Error{fmt::format("waiting for {}: {}", words[0], std::strerror(errno))};
+    }
+    // Passed on once; mpirun sends every rank SIGTERM, and rank 0 stops the run and writes.
+    if (!forwarded && interrupt != nullptr && interrupt->load()) {
+      kill(child, SIGINT);
+      forwarded = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    // An interrupted job exits non-zero (mpirun's own code for an aborted job) after rank 0
+    // wrote its outputs: keep them, as for the other engines.
+    if (!forwarded) {
+      return Error{fmt::format("{} (the job's output: {}, {})", job_error(log), log.string(),
+                               WIFEXITED(status)
+                                   ? fmt::format("exit {}", WEXITSTATUS(status))
+                                   : fmt::format("signal {}", WTERMSIG(status)))};
+    }
+  }
+  std::ifstream in(out / "summary.json");
+  if (!in) return Error{fmt::format("the mpi run wrote no {}", (out / "summary.json").string())};
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return Error{fmt::format("{}: {}", (out / "summary.json").string(), e.what())};
+  }
+}
+
+}  // namespace stalesgd
