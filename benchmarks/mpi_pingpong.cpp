@@ -1,6 +1,6 @@
 // MPI ping-pong of an n-float vector between ranks 0 and 1: the round trip one gradient of
-// --engine mpi costs at least (parameters out, gradient back). Built and run by
-// benchmarks/mpi_overhead.sh with mpicxx.
+// --engine mpi costs at least (parameters out, gradient back). Built when CMake finds MPI; run
+// by benchmarks/mpi_engine.sh.
 // usage: mpirun -np 2 mpi_pingpong N_FLOATS [REPEATS]  -> prints the mean round trip in seconds
 #include <mpi.h>
 

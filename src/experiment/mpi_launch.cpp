@@ -59,9 +59,10 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
                                         const std::atomic<bool>* interrupt) {
   TrainerOptions o = run.options();
   if (o.workers % o.workers_per_rank != 0) {
-    return Error{fmt::format("workers = {} is not a multiple of workers_per_rank = {}; with "
-                             "engine = \"mpi\" P = worker ranks x workers_per_rank",
-                             o.workers, o.workers_per_rank)};
+    return Error{
+        fmt::format("workers = {} is not a multiple of workers_per_rank = {}; with "
+                    "engine = \"mpi\" P = worker ranks x workers_per_rank",
+                    o.workers, o.workers_per_rank)};
   }
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -111,9 +112,10 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {
-    return Error{fmt::format("cannot start {} ({}); install openmpi-bin (tools/setup.sh does) or "
-                             "set STALESGD_MPIRUN",
-                             words[0], std::strerror(spawned))};
+    return Error{
+        fmt::format("cannot start {} ({}); install openmpi-bin (tools/setup.sh does) or "
+                    "set STALESGD_MPIRUN",
+                    words[0], std::strerror(spawned))};
   }
   int status = 0;
   bool forwarded = false;
@@ -135,9 +137,8 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
     // wrote its outputs: keep them, as for the other engines.
     if (!forwarded) {
       return Error{fmt::format("{} (the job's output: {}, {})", job_error(log), log.string(),
-                               WIFEXITED(status)
-                                   ? fmt::format("exit {}", WEXITSTATUS(status))
-                                   : fmt::format("signal {}", WTERMSIG(status)))};
+                               WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
+                                                 : fmt::format("signal {}", WTERMSIG(status)))};
     }
   }
   std::ifstream in(out / "summary.json");

@@ -9,6 +9,7 @@ namespace stalesgd::mpi {
 MPI_Message IdleProbe::next(int source, MPI_Status& status) {
   constexpr std::chrono::microseconds kFirst{10};
   constexpr std::chrono::microseconds kMost{200};
+  constexpr std::chrono::microseconds kBusyGap{300};
   for (;;) {
     int found = 0;
     MPI_Message message = MPI_MESSAGE_NULL;
@@ -18,10 +19,16 @@ MPI_Message IdleProbe::next(int source, MPI_Status& status) {
     for (int look = 0; look < 2 && !found; ++look) {
       MPI_Improbe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &found, &message, &status);
     }
+    const auto now = std::chrono::steady_clock::now();
     if (found) {
       pause_ = kFirst;  // messages come in bursts (a server step's assignments)
+      gap_ += (now - last_ - gap_) / 8;
+      last_ = now;
       return message;
     }
+    // Busy (messages less than kBusyGap apart on average): keep looking without sleeping for
+    // twice the usual gap, as a sleep would outlast it.
+    if (gap_ < kBusyGap && now - last_ < 2 * gap_) continue;
     std::this_thread::sleep_for(pause_);
     pause_ = std::min(pause_ * 2, kMost);
   }

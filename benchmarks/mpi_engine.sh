@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# --engine mpi on this machine, each part against its baseline in the same run:
+#  fidelity  8 worker ranks, exp:mean=20ms, all six rules (K = 4): seconds per iteration
+#            measured against the theory's, and the thread engine's on the same run beside it
+#  overhead  2 worker ranks, --delay none, softmax and mlp: gradients per second against the
+#            bound 2 / (C + RTT), C one gradient's compute (the sequential trainer) and RTT an MPI
+#            ping-pong of the parameter vector, both measured here
+#  scale     32 worker ranks (oversubscribed), exp:mean=50ms, k-async and k-sync (K = 4)
+# usage: benchmarks/mpi_engine.sh [--seconds S] [--build DIR] [fidelity] [overhead] [scale]
+#        (default: all three parts, 25 s per run; MNIST in data/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build
+seconds=25
+parts=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    fidelity|overhead|scale) parts+=("$1"); shift ;;
+    *) echo "usage: $0 [--seconds S] [--build DIR] [fidelity] [overhead] [scale]" >&2; exit 2 ;;
+  esac
+done
+[ ${#parts[@]} -gt 0 ] || parts=(fidelity overhead scale)
+cli="$build/stalesgd"
+pingpong="$build/benchmarks/mpi_pingpong"
+[ -x "$pingpong" ] || { echo "$pingpong missing: build with MPI (tools/setup.sh, tools/build.sh)" >&2; exit 2; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+common=(--eval-every 1000s --eval-samples 1000 --no-progress)
+
+field() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval('d' + sys.argv[2]))" "$1" "$2"; }
+ratio() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(f\"{d['seconds_per_iteration'] / d['theory']['seconds_per_iteration']:.3f}\")" "$1"; }
+k_of() { case "$1" in k-*) echo "--k 4" ;; esac; }
+
+# One rule on P worker ranks (P + 1 processes) and, for comparison, on P threads.
+mpi_run() {  # rule ranks delay dir
+  tools/mpirun.sh -np $(($2 + 1)) "$cli" train --engine mpi --rule "$1" $(k_of "$1") \
+    --delay "$3" --time "${seconds}s" "${common[@]}" --out "$4" >/dev/null
+}
+
+for part in "${parts[@]}"; do
+  case "$part" in
+  fidelity)
+    echo "## fidelity: 8 worker ranks (9 processes on $(nproc) cores), softmax, exp:mean=20ms, ${seconds} s per run, K = 4"
+    echo "| rule | iterations | s/iter measured | s/iter theory | mpi measured/theory | threads measured/theory |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for rule in sync k-sync k-batch-sync async k-async k-batch-async; do
+      mpi_run "$rule" 8 exp:mean=20ms "$out/m-$rule"
+      "$cli" train --workers 8 --rule "$rule" $(k_of "$rule") --delay exp:mean=20ms \
+        --time "${seconds}s" "${common[@]}" --out "$out/t-$rule" >/dev/null
+      s="$out/m-$rule/summary.json"
+      printf '| %s | %s | %.5f | %.5f | %s | %s |\n' "$rule" "$(field "$s" "['iterations']")" \
+        "$(field "$s" "['seconds_per_iteration']")" "$(field "$s" "['theory']['seconds_per_iteration']")" \
+        "$(ratio "$s")" "$(ratio "$out/t-$rule/summary.json")"
+    done
+    echo ;;
+  overhead)
+    echo "## overhead: 2 worker ranks (3 processes on $(nproc) cores), async, --delay none, ${seconds} s"
+    echo "| model | params | C (s) | ping-pong RTT (s) | bound 2/(C+RTT) grad/s | measured grad/s | measured/bound | threads grad/s |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    for model in softmax mlp; do
+      # C: the sequential trainer's seconds per iteration (gradient + update, one thread).
+      "$cli" train --sequential --model "$model" --time 5s "${common[@]}" --out "$out/seq-$model" >/dev/null
+      c=$(field "$out/seq-$model/summary.json" "['seconds_per_iteration']")
+      n=$(field "$out/seq-$model/summary.json" "['num_params']")
+      rtt=$(tools/mpirun.sh -np 2 "$pingpong" "$n" 4000)
+      tools/mpirun.sh -np 3 "$cli" train --engine mpi --rule async --model "$model" \
+        --time "${seconds}s" "${common[@]}" --out "$out/mpi-$model" >/dev/null
+      "$cli" train --workers 2 --rule async --model "$model" --time "${seconds}s" "${common[@]}" \
+        --out "$out/thr-$model" >/dev/null
+      /usr/bin/python3 -c "
+import json
+c, rtt = $c, $rtt
+m = json.load(open('$out/mpi-$model/summary.json')); t = json.load(open('$out/thr-$model/summary.json'))
+bound = 2 / (c + rtt); got = m['gradients']['pushed'] / m['wall_s']; thr = t['gradients']['pushed'] / t['wall_s']
+print(f'| $model | $n | {c:.6f} | {rtt:.6f} | {bound:.0f} | {got:.0f} | {got / bound:.2f} | {thr:.0f} |')"
+    done
+    echo ;;
+  scale)
+    echo "## scale: 32 worker ranks (33 processes on $(nproc) cores), softmax, exp:mean=50ms, ${seconds} s, K = 4"
+    echo "| rule | iterations | s/iter measured | s/iter theory | measured/theory |"
+    echo "|---|---:|---:|---:|---:|"
+    for rule in k-async k-sync; do
+      mpi_run "$rule" 32 exp:mean=50ms "$out/s-$rule"
+      s="$out/s-$rule/summary.json"
+      printf '| %s | %s | %.5f | %.5f | %s |\n' "$rule" "$(field "$s" "['iterations']")" \
+        "$(field "$s" "['seconds_per_iteration']")" "$(field "$s" "['theory']['seconds_per_iteration']")" \
+        "$(ratio "$s")"
+    done
+    echo ;;
+  esac
+done
