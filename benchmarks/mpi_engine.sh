@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # --engine mpi on this machine, each part against its baseline in the same run:
 #  fidelity  8 worker ranks, exp:mean=20ms, all six rules (K = 4): seconds per iteration
-#            measured against the theory's, and the thread engine's on the same run beside it
+#            measured against the theory's, beside the thread engine's on the same options and
+#            the virtual clock's on the same delay draws (same seed, same iterations: the
+#            theory's value for exactly these draws, with no overhead at all)
 #  overhead  2 worker ranks, --delay none, softmax and mlp: gradients per second against the
 #            bound 2 / (C + RTT), C one gradient's compute (the sequential trainer) and RTT an MPI
 #            ping-pong of the parameter vector, both measured here
@@ -43,16 +45,21 @@ for part in "${parts[@]}"; do
   case "$part" in
   fidelity)
     echo "## fidelity: 8 worker ranks (9 processes on $(nproc) cores), softmax, exp:mean=20ms, ${seconds} s per run, K = 4"
-    echo "| rule | iterations | s/iter measured | s/iter theory | mpi measured/theory | threads measured/theory |"
-    echo "|---|---:|---:|---:|---:|---:|"
+    echo "| rule | iterations | s/iter measured | s/iter theory | mpi / theory | threads / theory | mpi / virtual, same draws |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
     for rule in sync k-sync k-batch-sync async k-async k-batch-async; do
       mpi_run "$rule" 8 exp:mean=20ms "$out/m-$rule"
       "$cli" train --workers 8 --rule "$rule" $(k_of "$rule") --delay exp:mean=20ms \
         --time "${seconds}s" "${common[@]}" --out "$out/t-$rule" >/dev/null
       s="$out/m-$rule/summary.json"
-      printf '| %s | %s | %.5f | %.5f | %s | %s |\n' "$rule" "$(field "$s" "['iterations']")" \
-        "$(field "$s" "['seconds_per_iteration']")" "$(field "$s" "['theory']['seconds_per_iteration']")" \
-        "$(ratio "$s")" "$(ratio "$out/t-$rule/summary.json")"
+      its=$(field "$s" "['iterations']")
+      "$cli" train --clock virtual --workers 8 --rule "$rule" $(k_of "$rule") \
+        --delay exp:mean=20ms --iterations "$its" "${common[@]}" --out "$out/v-$rule" >/dev/null
+      v=$(field "$out/v-$rule/summary.json" "['seconds_per_iteration']")
+      m=$(field "$s" "['seconds_per_iteration']")
+      printf '| %s | %s | %.5f | %.5f | %s | %s | %.3f |\n' "$rule" "$its" "$m" \
+        "$(field "$s" "['theory']['seconds_per_iteration']")" \
+        "$(ratio "$s")" "$(ratio "$out/t-$rule/summary.json")" "$(/usr/bin/python3 -c "print($m / $v)")"
     done
     echo ;;
   overhead)

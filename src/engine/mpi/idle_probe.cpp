@@ -6,10 +6,11 @@
 
 namespace stalesgd::mpi {
 
-MPI_Message IdleProbe::next(int source, MPI_Status& status) {
+MPI_Message IdleProbe::next(int source, MPI_Status& status, Clock::time_point expected) {
   constexpr std::chrono::microseconds kFirst{10};
   constexpr std::chrono::microseconds kMost{200};
   constexpr std::chrono::microseconds kBusyGap{300};
+  constexpr std::chrono::microseconds kOverdue{1000};
   for (;;) {
     int found = 0;
     MPI_Message message = MPI_MESSAGE_NULL;
@@ -19,7 +20,7 @@ MPI_Message IdleProbe::next(int source, MPI_Status& status) {
     for (int look = 0; look < 2 && !found; ++look) {
       MPI_Improbe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &found, &message, &status);
     }
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = Clock::now();
     if (found) {
       pause_ = kFirst;  // messages come in bursts (a server step's assignments)
       gap_ += (now - last_ - gap_) / 8;
@@ -29,7 +30,12 @@ MPI_Message IdleProbe::next(int source, MPI_Status& status) {
     // Busy (messages less than kBusyGap apart on average): keep looking without sleeping for
     // twice the usual gap, as a sleep would outlast it.
     if (gap_ < kBusyGap && now - last_ < 2 * gap_) continue;
-    std::this_thread::sleep_for(pause_);
+    if (expected != Clock::time_point::max() && now >= expected && now < expected + kOverdue) {
+      pause_ = kFirst;  // due: look often until it comes (or is long overdue)
+    }
+    const bool before_due = expected != Clock::time_point::max() && now < expected;
+    std::this_thread::sleep_for(before_due ? std::min<Clock::duration>(pause_, expected - now)
+                                           : Clock::duration(pause_));
     pause_ = std::min(pause_ * 2, kMost);
   }
 }

@@ -23,14 +23,19 @@ namespace stalesgd::mpi {
 
 class IdleProbe {
  public:
+  using Clock = std::chrono::steady_clock;
+
   // Blocks until a message from `source` (or MPI_ANY_SOURCE) with any tag is there; returns it
-  // matched, for MPI_Mrecv, and its status (source, tag, size).
-  MPI_Message next(int source, MPI_Status& status);
+  // matched, for MPI_Mrecv, and its status (source, tag, size). `expected`: when the caller
+  // knows a message is due (rank 0 knows when each minibatch's X ends), no sleep runs past it,
+  // and from then on it polls every 10 us for up to 1 ms, so the message is taken at once.
+  MPI_Message next(int source, MPI_Status& status,
+                   Clock::time_point expected = Clock::time_point::max());
 
  private:
   std::chrono::microseconds pause_{10};
-  std::chrono::steady_clock::time_point last_{};                      // the last message
-  std::chrono::steady_clock::duration gap_{std::chrono::seconds(1)};  // mean gap, weight 1/8
+  Clock::time_point last_{};                      // the last message
+  Clock::duration gap_{std::chrono::seconds(1)};  // mean gap between messages, weight 1/8
 };
 
 }  // namespace stalesgd::mpi

@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <sys/prctl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -28,6 +29,7 @@ MpiServer::MpiServer(RunContext& ctx, int ranks)
       core_(ctx, store_, run_),
       ticket_(static_cast<std::size_t>(ctx.options.workers), 0),
       pins_(static_cast<std::size_t>(ctx.options.workers)),
+      due_(static_cast<std::size_t>(ctx.options.workers), Clock::time_point::max()),
       remote_(static_cast<std::size_t>(ctx.options.workers)) {
   delays_of_.reserve(ticket_.size());
   for (int w = 0; w < o_.workers; ++w) delays_of_.emplace_back(ctx.run.delays(), w, o_.seed);
@@ -50,6 +52,8 @@ void MpiServer::assign(int w, Clock::time_point at) {
   h.value = delays_of_[i].next(since_start(at));
   h.assigned_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+  due_[i] =
+      at + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(h.value));
   sends_.send(rank_of(w), h, store_.acquire());
 }
 
@@ -68,6 +72,7 @@ void MpiServer::serve(const Packet& push, Clock::time_point at) {
     throw std::logic_error(fmt::format("push from unknown worker {}", h.worker));
   }
   if (h.ticket != ticket_[i]) return;  // its minibatch was cut: the worker has a newer one
+  due_[i] = Clock::time_point::max();
   const double now_s = since_start(at);
   auto outcome = core_.on_gradient(now_s, h.worker, pins_[i].version(), static_cast<float>(h.value),
                                    push.payload(), pins_[i].params());
@@ -89,21 +94,33 @@ void MpiServer::serve(const Packet& push, Clock::time_point at) {
   }
 }
 
+MpiServer::Clock::time_point MpiServer::next_due() const {
+  return due_.empty() ? Clock::time_point::max() : *std::min_element(due_.begin(), due_.end());
+}
+
 void MpiServer::receive_main() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // IdleProbe's sleeps are tens of microseconds
   try {
     Packet push(ctx_.model->num_params());
     std::vector<double> figures(static_cast<std::size_t>(per_rank_ * kRecordFields));
     IdleProbe probe;
+    Clock::time_point due;
+    {
+      std::lock_guard lock(mu_);
+      due = next_due();
+    }
     for (int pending = ranks_ - 1; pending > 0;) {
       MPI_Status status;
-      MPI_Message message = probe.next(MPI_ANY_SOURCE, status);
+      MPI_Message message = probe.next(MPI_ANY_SOURCE, status, due);
       if (status.MPI_TAG == kPush) {
         MPI_Mrecv(push.data(), push.count(), MPI_FLOAT, &message, MPI_STATUS_IGNORE);
         const auto at = Clock::now();
         std::lock_guard lock(mu_);
         serve(push, at);
         sends_.reap();
+        // Only this thread assigns once the run is under way, so this stays true until the next
+        // push.
+        due = stop_reason_ == StopReason::kNone ? next_due() : Clock::time_point::max();
       } else if (status.MPI_TAG == kRecords) {
         MPI_Mrecv(figures.data(), static_cast<int>(figures.size()), MPI_DOUBLE, &message,
                   MPI_STATUS_IGNORE);
@@ -165,11 +182,11 @@ Result<RunRecord> MpiServer::run() {
   // Every worker rank is in its receive loop once it passes this barrier.
   MPI_Barrier(MPI_COMM_WORLD);
   start_ = Clock::now();
-  std::thread receiver([this] { receive_main(); });
   {
     std::lock_guard lock(mu_);
     for (const auto& s : core_.begin()) assign(s.worker, start_);
   }
+  std::thread receiver([this] { receive_main(); });
   const auto [reason, wall_s] = supervisor.supervise(*this, start_);
   receiver.join();  // returns once every rank sent its records, after its kStop
   sends_.drain();   // every rank took its messages up to kStop, so these complete

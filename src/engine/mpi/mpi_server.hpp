@@ -50,6 +50,8 @@ class MpiServer final : public SupervisedEngine {
   void assign(int w, Clock::time_point at);
   // Tells worker w's rank that its minibatch in flight is cut. REQUIRES(mu_)
   void cancel(int w);
+  // The earliest end of X of a minibatch in flight, for the receive thread's probe. REQUIRES(mu_)
+  Clock::time_point next_due() const;
   // The first reason wins; wakes the supervisor. REQUIRES(mu_)
   void request_stop(StopReason reason);
   int rank_of(int w) const { return 1 + w / per_rank_; }
@@ -72,6 +74,7 @@ class MpiServer final : public SupervisedEngine {
   std::vector<DelaySampler> delays_of_;    // per worker: X is drawn at the assignment
   std::vector<std::uint64_t> ticket_;      // per worker: its latest assignment's ticket
   std::vector<ParameterStore::Pin> pins_;  // per worker: the version it computes on (w_tau)
+  std::vector<Clock::time_point> due_;     // per worker: when its X ends; max(): none in flight
   AssignmentSends sends_;                  // declared after store_: it holds pins of it
   StopReason stop_reason_ = StopReason::kNone;
   bool stop_sent_ = false;
