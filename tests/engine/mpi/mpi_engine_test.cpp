@@ -315,7 +315,8 @@ TEST_CASE("mpi: SIGTERM to mpirun stops every rank and rank 0 writes its records
   // while, so it finds the run under way.
   const std::string o = out.path().string();
   const auto r = run_shell(
-      "timeout 60 tools/mpirun.sh -np 3 " STALESGD_CLI
+      // 3 s before SIGKILL (default 1 s): room for rank 0 to write under a sanitizer.
+      "timeout 60 tools/mpirun.sh --mca odls_base_sigkill_timeout 3 -np 3 " STALESGD_CLI
       " train --engine mpi --model softmax --delay exp:mean=5ms --time 60s --eval-every 1000s "
       "--eval-samples 500 --no-progress --out " +
       o +
