@@ -18,6 +18,10 @@ Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions o
 
 Evaluator::~Evaluator() {
   if (thread_.joinable()) {
+    // Back to normal priority for the snapshot it may be evaluating: at SCHED_IDLE a busy
+    // machine would hold up the end of the run (and past a SIGTERM's grace) for it.
+    sched_param param{};
+    pthread_setschedparam(thread_.native_handle(), SCHED_OTHER, &param);
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
@@ -91,6 +95,10 @@ void Evaluator::run_background() {
 std::vector<EvalRecord> Evaluator::finish() {
   std::vector<Pending> rest;
   if (thread_.joinable()) {
+    // Back to normal priority for the snapshot it may be evaluating: at SCHED_IDLE a busy
+    // machine would hold up the end of the run (and past a SIGTERM's grace) for it.
+    sched_param param{};
+    pthread_setschedparam(thread_.native_handle(), SCHED_OTHER, &param);
     {
       std::lock_guard lock(mu_);
       stopping_ = true;

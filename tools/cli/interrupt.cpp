@@ -22,6 +22,9 @@ ScopedInterrupt::ScopedInterrupt() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
+  // SA_RESTART: the engines poll the flag, nothing waits for EINTR, and a system call cut short
+  // inside a library (Open MPI's and PMIx's socket reads, say) must not fail because of it.
+  sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, &g_previous_int);
   // SIGTERM too: it is how `kill`, a batch system and mpirun (passing on a Ctrl-C to every
   // rank of a job) ask a run to end.

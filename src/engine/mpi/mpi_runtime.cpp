@@ -7,9 +7,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -92,6 +94,16 @@ Status init(int* argc, char*** argv) {
 
 void finalize() {
   if (!g_active) return;
+  // MPI_Finalize synchronises the ranks and spins while it waits: the worker ranks arrive long
+  // before rank 0, which still evaluates and writes its records, and two spinning ranks on two
+  // cores starved it (past mpirun's grace after a SIGTERM). Meet in a barrier that sleeps first.
+  MPI_Request met = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &met);
+  for (int done = 0;;) {
+    MPI_Test(&met, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   MPI_Finalize();
   g_active = false;
   g_rank = 0;

@@ -100,6 +100,9 @@ MpiServer::Clock::time_point MpiServer::next_due() const {
 
 void MpiServer::receive_main() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // IdleProbe's sleeps are tens of microseconds
+  // Named for top -H and gdb; its existence also tells that the run is under way (a test waits
+  // for it).
+  prctl(PR_SET_NAME, "mpi-server-recv", 0UL, 0UL, 0UL);
   try {
     Packet push(ctx_.model->num_params());
     std::vector<double> figures(static_cast<std::size_t>(per_rank_ * kRecordFields));
