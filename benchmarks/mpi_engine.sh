@@ -6,7 +6,8 @@
 #            theory's value for exactly these draws, with no overhead at all)
 #  overhead  2 worker ranks, --delay none, softmax and mlp: gradients per second against the
 #            bound 2 / (C + RTT), C one gradient's compute (the sequential trainer) and RTT an MPI
-#            ping-pong of the parameter vector, both measured here
+#            ping-pong of the parameter vector, both measured here; and against the CPU ceiling,
+#            cores / (CPU seconds of all ranks per gradient), what this machine allows at most
 #  scale     32 worker ranks (oversubscribed), exp:mean=50ms, k-async and k-sync (K = 4)
 # usage: benchmarks/mpi_engine.sh [--seconds S] [--build DIR] [fidelity] [overhead] [scale]
 #        (default: all three parts, 25 s per run; MNIST in data/)
@@ -64,16 +65,21 @@ for part in "${parts[@]}"; do
     echo ;;
   overhead)
     echo "## overhead: 2 worker ranks (3 processes on $(nproc) cores), async, --delay none, ${seconds} s"
-    echo "| model | params | C (s) | ping-pong RTT (s) | bound 2/(C+RTT) grad/s | measured grad/s | measured/bound | threads grad/s |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| model | params | C (s) | ping-pong RTT (s) | bound 2/(C+RTT) grad/s | measured grad/s | measured/bound | threads grad/s | CPU µs/grad (all ranks) | CPU ceiling $(nproc)/CPU grad/s | measured/ceiling |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for model in softmax mlp; do
       # C: the sequential trainer's seconds per iteration (gradient + update, one thread).
       "$cli" train --sequential --model "$model" --time 5s "${common[@]}" --out "$out/seq-$model" >/dev/null
       c=$(field "$out/seq-$model/summary.json" "['seconds_per_iteration']")
       n=$(field "$out/seq-$model/summary.json" "['num_params']")
       rtt=$(tools/mpirun.sh -np 2 "$pingpong" "$n" 4000)
-      tools/mpirun.sh -np 3 "$cli" train --engine mpi --rule async --model "$model" \
-        --time "${seconds}s" "${common[@]}" --out "$out/mpi-$model" >/dev/null
+      # CPU of every process of the job (mpirun reaps its ranks), less that of a job that
+      # starts, runs one update and ends: what the gradients themselves cost.
+      cpu() { /usr/bin/time -f "%U %S" -o "$out/cpu" "$@" >/dev/null; awk '{print $1 + $2}' "$out/cpu"; }
+      cpu0=$(cpu tools/mpirun.sh -np 3 "$cli" train --engine mpi --rule async --model "$model" \
+        --iterations 1 "${common[@]}" --out "$out/mpi0-$model")
+      cpu1=$(cpu tools/mpirun.sh -np 3 "$cli" train --engine mpi --rule async --model "$model" \
+        --time "${seconds}s" "${common[@]}" --out "$out/mpi-$model")
       "$cli" train --workers 2 --rule async --model "$model" --time "${seconds}s" "${common[@]}" \
         --out "$out/thr-$model" >/dev/null
       /usr/bin/python3 -c "
@@ -81,7 +87,8 @@ import json
 c, rtt = $c, $rtt
 m = json.load(open('$out/mpi-$model/summary.json')); t = json.load(open('$out/thr-$model/summary.json'))
 bound = 2 / (c + rtt); got = m['gradients']['pushed'] / m['wall_s']; thr = t['gradients']['pushed'] / t['wall_s']
-print(f'| $model | $n | {c:.6f} | {rtt:.6f} | {bound:.0f} | {got:.0f} | {got / bound:.2f} | {thr:.0f} |')"
+per = ($cpu1 - $cpu0) / m['gradients']['pushed']; ceiling = $(nproc) / per
+print(f'| $model | $n | {c:.6f} | {rtt:.6f} | {bound:.0f} | {got:.0f} | {got / bound:.2f} | {thr:.0f} | {per * 1e6:.0f} | {ceiling:.0f} | {got / ceiling:.2f} |')"
     done
     echo ;;
   scale)

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/mpi/mpi_runtime.hpp"
 #include "experiment/mpi_launch.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
@@ -119,6 +120,16 @@ Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
   if (ec) {
     return Error{fmt::format("cannot create output dir {} ({}); pass a writable --out",
                              out_dir.string(), ec.message())};
+  }
+  // Before any run: a file with an mpi run needs a build with MPI.
+  for (const auto& r : ex.runs) {
+    if (r.options().engine == EngineKind::kMpi && !mpi::available()) {
+      return Error{
+          fmt::format("run '{}': engine = \"mpi\" needs Open MPI, which this build was "
+                      "configured without: install openmpi-bin libopenmpi-dev "
+                      "(tools/setup.sh does) and rebuild (tools/build.sh)",
+                      r.label)};
+    }
   }
   // Each data set once, shared by the runs that use it.
   std::map<std::pair<std::string, std::string>, Dataset> data;
