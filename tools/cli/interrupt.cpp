@@ -7,11 +7,15 @@ namespace {
 
 // Lock-free, so storing to it is async-signal-safe.
 std::atomic<bool> g_interrupt{false};
+std::atomic<int> g_signal{0};  // the first signal that set g_interrupt
 static_assert(std::atomic<bool>::is_always_lock_free);
+static_assert(std::atomic<int>::is_always_lock_free);
 struct sigaction g_previous_int {};
 struct sigaction g_previous_term {};
 
-extern "C" void on_signal(int) {
+extern "C" void on_signal(int signal) {
+  int none = 0;
+  g_signal.compare_exchange_strong(none, signal, std::memory_order_relaxed);
   g_interrupt.store(true, std::memory_order_relaxed);
 }
 
@@ -19,6 +23,7 @@ extern "C" void on_signal(int) {
 
 ScopedInterrupt::ScopedInterrupt() {
   g_interrupt.store(false);
+  g_signal.store(0);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -38,6 +43,11 @@ ScopedInterrupt::~ScopedInterrupt() {
 
 const std::atomic<bool>* ScopedInterrupt::flag() const {
   return &g_interrupt;
+}
+
+int ScopedInterrupt::exit_code() const {
+  const int signal = g_signal.load(std::memory_order_relaxed);
+  return 128 + (signal != 0 ? signal : SIGINT);
 }
 
 }  // namespace stalesgd::cli

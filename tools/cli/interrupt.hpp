@@ -1,5 +1,6 @@
 // ScopedInterrupt: while alive, Ctrl-C (SIGINT) or SIGTERM sets a flag that the engines poll
-// to stop cleanly (write what was recorded, exit 130) instead of killing the process.
+// to stop cleanly (write what was recorded, exit 130 or 143: 128 + the signal, as a shell
+// reports a process the signal ended) instead of killing the process.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,8 @@ class ScopedInterrupt {
 
   // The flag to hand to train() / run_race().
   const std::atomic<bool>* flag() const;
+  // For a run the flag stopped: 128 + the first signal received (130 SIGINT, 143 SIGTERM).
+  int exit_code() const;
 };
 
 }  // namespace stalesgd::cli

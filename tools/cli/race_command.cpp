@@ -41,7 +41,7 @@ int run_race(const RaceArgs& args) {
   fmt::print("\n{}\n", results_markdown(outcome->rows, target));
   fmt::print("results: {}/results.csv; plots: /usr/bin/python3 tools/plot.py {}\n", args.out,
              args.out);
-  return outcome->interrupted ? 130 : 0;
+  return outcome->interrupted ? interrupt.exit_code() : 0;
 }
 
 }  // namespace stalesgd::cli

@@ -85,7 +85,7 @@ int run_train(const TrainerOptions& given) {
     fmt::print("{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json)\n",
                "outputs", options.out_dir.string());
   }
-  return run->stop_reason == StopReason::kInterrupted ? 130 : 0;
+  return run->stop_reason == StopReason::kInterrupted ? interrupt.exit_code() : 0;
 }
 
 }  // namespace stalesgd::cli
