@@ -57,13 +57,7 @@ std::string job_error(const fs::path& log) {
 
 Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path& dir,
                                         const std::atomic<bool>* interrupt) {
-  TrainerOptions o = run.options();
-  if (o.workers % o.workers_per_rank != 0) {
-    return Error{
-        fmt::format("workers = {} is not a multiple of workers_per_rank = {}; with "
-                    "engine = \"mpi\" P = worker ranks x workers_per_rank",
-                    o.workers, o.workers_per_rank)};
-  }
+  TrainerOptions o = run.options();  // workers: a multiple of workers_per_rank (run_race)
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return Error{fmt::format("cannot find the stalesgd binary ({})", ec.message())};

@@ -121,14 +121,22 @@ Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
     return Error{fmt::format("cannot create output dir {} ({}); pass a writable --out",
                              out_dir.string(), ec.message())};
   }
-  // Before any run: a file with an mpi run needs a build with MPI.
+  // Before any run: an mpi run needs a build with MPI and whole worker ranks.
   for (const auto& r : ex.runs) {
-    if (r.options().engine == EngineKind::kMpi && !mpi::available()) {
+    const auto& o = r.options();
+    if (o.engine != EngineKind::kMpi) continue;
+    if (!mpi::available()) {
       return Error{
           fmt::format("run '{}': engine = \"mpi\" needs Open MPI, which this build was "
                       "configured without: install openmpi-bin libopenmpi-dev "
                       "(tools/setup.sh does) and rebuild (tools/build.sh)",
                       r.label)};
+    }
+    if (o.workers % o.workers_per_rank != 0) {
+      return Error{
+          fmt::format("run '{}': workers = {} is not a multiple of workers_per_rank = "
+                      "{}; with engine = \"mpi\" P = worker ranks x workers_per_rank",
+                      r.label, o.workers, o.workers_per_rank)};
     }
   }
   // Each data set once, shared by the runs that use it.

@@ -1,5 +1,6 @@
 // `stalesgd race`: the runs of an experiment file in sequence, then the results table.
 #include <algorithm>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -13,7 +14,15 @@ int run_race(const RaceArgs& args) {
   if (!ex) return fail(ex.error().message, 2);
   if (args.dry_run) {
     for (const auto& r : ex->runs) {
-      fmt::print("{}  ->  {}\n", r.label, args.out.empty() ? r.slug : args.out + "/" + r.slug);
+      const auto& o = r.options();
+      const std::string where =
+          o.engine == EngineKind::kMpi
+              ? fmt::format("  (mpirun -np {}: {} worker ranks x {} threads)",
+                            o.workers / std::max(1, o.workers_per_rank) + 1,
+                            o.workers / std::max(1, o.workers_per_rank), o.workers_per_rank)
+              : std::string();
+      fmt::print("{}  ->  {}{}\n", r.label, args.out.empty() ? r.slug : args.out + "/" + r.slug,
+                 where);
     }
     return 0;
   }

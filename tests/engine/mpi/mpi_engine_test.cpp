@@ -368,4 +368,20 @@ TEST_CASE("mpi: a race runs an engine = \"mpi\" run beside a thread run", "[engi
   // The k-sync semantics hold in the run the race launched: P - K cuts per update.
   CHECK(summary["gradients"]["cancelled"] == 2 * 60);
   CHECK(summary["gradients"]["applied"] == 2 * 60);
+
+  // P that no number of worker ranks gives: refused before any run starts.
+  {
+    std::ofstream toml(dir / "bad.toml");
+    toml << "model = \"softmax\"\niterations = 10\n[[run]]\nlabel = \"threads\"\n"
+            "[[run]]\nlabel = \"odd\"\nengine = \"mpi\"\nworkers = 5\nworkers_per_rank = 2\n";
+  }
+  const auto bad =
+      run_shell(std::string(STALESGD_CLI) + " race --config " + (dir / "bad.toml").string() +
+                " --out " + (dir / "bad").string() + " 2>&1 >/dev/null");
+  INFO(bad.output);
+  CHECK(bad.exit_code == 1);
+  CHECK(line_count(bad.output) == 1);
+  CHECK(bad.output.find("workers = 5 is not a multiple of workers_per_rank = 2") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "bad" / "threads"));
 }
