@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -146,6 +147,41 @@ TEST_CASE("train CLI: SIGINT or SIGTERM stops the run and keeps its records with
   const auto j = nlohmann::json::parse(in);
   CHECK(j["stop_reason"] == "interrupted");
   CHECK(j["iterations"].get<int>() > 0);
+}
+
+namespace {
+
+// Runs `command` through the shell; stdout and stderr merged.
+std::string shell(const std::string& command) {
+  std::string out;
+  std::FILE* pipe = popen(("{ " + command + "; } 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("train CLI: a second signal ends the process at once with one line", "[cli][train]") {
+  // A snapshot every millisecond queues thousands of evaluations, which the run drains after
+  // the first SIGINT; the second ends it there.
+  TempDir dir;
+  const auto r = shell(std::string(STALESGD_CLI) +
+                       " train --model mlp --rule async --workers 2 --delay none --time 600s "
+                       "--eval-every 1ms --no-progress --out " +
+                       dir.path().string() +
+                       // Once the 2 workers, the evaluator and main run: under way.
+                       " >/dev/null & pid=$!; for i in $(seq 1200); do "
+                       "[ $(ls /proc/$pid/task 2>/dev/null | wc -l) -ge 4 ] && break; "
+                       "sleep 0.05; done; sleep 1; kill -INT $pid; sleep 1; "
+                       "kill -INT $pid; wait $pid; echo exit=$?");
+  INFO(r);
+  CHECK(r.find("stalesgd: second signal: stopped without writing the outputs") !=
+        std::string::npos);
+  CHECK(r.find("exit=130") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "summary.json"));
 }
 
 TEST_CASE("train CLI: a diverging run stops with the iteration and the learning rate",

@@ -1,5 +1,7 @@
 #include "cli/interrupt.hpp"
 
+#include <unistd.h>
+
 #include <csignal>
 
 namespace stalesgd::cli {
@@ -15,7 +17,14 @@ struct sigaction g_previous_term {};
 
 extern "C" void on_signal(int signal) {
   int none = 0;
-  g_signal.compare_exchange_strong(none, signal, std::memory_order_relaxed);
+  if (!g_signal.compare_exchange_strong(none, signal, std::memory_order_relaxed)) {
+    // A second signal: the user insists (the first one's writing takes too long, say). Only
+    // async-signal-safe calls here. Outputs are renamed into place when complete, so none is
+    // left half-written.
+    constexpr char kLine[] = "stalesgd: second signal: stopped without writing the outputs\n";
+    [[maybe_unused]] const auto n = write(STDERR_FILENO, kLine, sizeof kLine - 1);
+    _exit(128 + signal);
+  }
   g_interrupt.store(true, std::memory_order_relaxed);
 }
 

@@ -1,6 +1,7 @@
 // ScopedInterrupt: while alive, Ctrl-C (SIGINT) or SIGTERM sets a flag that the engines poll
 // to stop cleanly (write what was recorded, exit 130 or 143: 128 + the signal, as a shell
-// reports a process the signal ended) instead of killing the process.
+// reports a process the signal ended) instead of killing the process. A second signal ends the
+// process at once (one line, the same exit code), without writing.
 #pragma once
 
 #include <atomic>
