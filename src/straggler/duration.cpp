@@ -55,7 +55,13 @@ Result<double> parse_duration(std::string_view text) {
   if (v < 0) {
     return Error{fmt::format("time '{}' is negative; times must be >= 0, e.g. 10ms", shown)};
   }
-  return v / found->per_second + 0.0;  // + 0.0 turns -0 into 0
+  const double seconds = v / found->per_second + 0.0;  // + 0.0 turns -0 into 0
+  if (seconds > kMaxDurationSeconds) {
+    return Error{fmt::format("time '{}' is longer than {:g}s (about 31 years), the longest the "
+                             "run's clocks hold; write a shorter time",
+                             shown, kMaxDurationSeconds)};
+  }
+  return seconds;
 }
 
 std::string format_duration(double seconds) {

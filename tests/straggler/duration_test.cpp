@@ -32,6 +32,9 @@ TEST_CASE("parse_duration errors name the fix", "[straggler][duration]") {
   CHECK_THAT(parse_duration("-3ms").error().message, Contains("is negative"));
   CHECK_THAT(parse_duration("infs").error().message, Contains("is not finite"));
   CHECK_THAT(parse_duration("1e400s").error().message, Contains("is out of range"));
+  // Past what a nanosecond clock plus a start time holds: refused, not wrapped around.
+  CHECK_THAT(parse_duration("1e10s").error().message, Contains("is longer than 1e+09s"));
+  CHECK(parse_duration("1e9s").value() == 1e9);
   CHECK_THAT(parse_duration("1.2.3ms").error().message, Contains("unknown unit '.3ms'"));
   CHECK_THAT(parse_duration("10\tsec").error().message, Contains("time '10?sec'"));  // one line
 }

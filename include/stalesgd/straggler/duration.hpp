@@ -10,9 +10,15 @@
 namespace stalesgd {
 
 // "<number><unit>", unit one of ns, us, ms, s; the result is in seconds, finite and >= 0.
-// A bare number is an error ("write 10ms"), as are other units, negative and non-finite values.
+// A bare number is an error ("write 10ms"), as are other units, negative and non-finite values
+// and times over kMaxDurationSeconds.
 // The message is "<problem>; <fix>", without a prefix, for the caller to put in context.
 Result<double> parse_duration(std::string_view text);
+
+// The longest time parse_duration accepts: the engines' clocks count nanoseconds in 64 bits
+// (about 292 years), and a deadline is a start plus such a time; far below that, far above any
+// run.
+inline constexpr double kMaxDurationSeconds = 1e9;
 
 // Text in one of the four units that parse_duration maps back to exactly `seconds`: the unit
 // that puts the value in [1, 1000) when exact, else the shortest exact text (0.01 -> "10ms",
