@@ -57,9 +57,10 @@ Result<double> parse_duration(std::string_view text) {
   }
   const double seconds = v / found->per_second + 0.0;  // + 0.0 turns -0 into 0
   if (seconds > kMaxDurationSeconds) {
-    return Error{fmt::format("time '{}' is longer than {:g}s (about 31 years), the longest the "
-                             "run's clocks hold; write a shorter time",
-                             shown, kMaxDurationSeconds)};
+    return Error{
+        fmt::format("time '{}' is longer than {:g}s (about 31 years), the longest the "
+                    "run's clocks hold; write a shorter time",
+                    shown, kMaxDurationSeconds)};
   }
   return seconds;
 }
