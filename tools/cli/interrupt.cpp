@@ -10,6 +10,7 @@ namespace {
 // Lock-free, so storing to it is async-signal-safe.
 std::atomic<bool> g_interrupt{false};
 std::atomic<int> g_signal{0};  // the first signal that set g_interrupt
+std::atomic<bool> g_second_exits{true};
 static_assert(std::atomic<bool>::is_always_lock_free);
 static_assert(std::atomic<int>::is_always_lock_free);
 struct sigaction g_previous_int {};
@@ -17,7 +18,8 @@ struct sigaction g_previous_term {};
 
 extern "C" void on_signal(int signal) {
   int none = 0;
-  if (!g_signal.compare_exchange_strong(none, signal, std::memory_order_relaxed)) {
+  if (!g_signal.compare_exchange_strong(none, signal, std::memory_order_relaxed) &&
+      g_second_exits.load(std::memory_order_relaxed)) {
     // A second signal: the user insists (the first one's writing takes too long, say). Only
     // async-signal-safe calls here. Outputs are renamed into place when complete, so none is
     // left half-written.
@@ -30,9 +32,10 @@ extern "C" void on_signal(int signal) {
 
 }  // namespace
 
-ScopedInterrupt::ScopedInterrupt() {
+ScopedInterrupt::ScopedInterrupt(SecondSignal second) {
   g_interrupt.store(false);
   g_signal.store(0);
+  g_second_exits.store(second == SecondSignal::kExits);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);

@@ -10,7 +10,11 @@ namespace stalesgd::cli {
 
 class ScopedInterrupt {
  public:
-  ScopedInterrupt();
+  // What a second signal does. kIgnored for an MPI rank: a rank may get the same Ctrl-C twice
+  // (from the terminal's process group and from mpirun, which passes it on as SIGTERM), and
+  // must still write; mpirun's SIGKILL is the hard stop there.
+  enum class SecondSignal { kExits, kIgnored };
+  explicit ScopedInterrupt(SecondSignal second = SecondSignal::kExits);
   ~ScopedInterrupt();
   ScopedInterrupt(const ScopedInterrupt&) = delete;
   ScopedInterrupt& operator=(const ScopedInterrupt&) = delete;

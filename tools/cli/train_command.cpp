@@ -64,7 +64,9 @@ int run_train(const TrainerOptions& given) {
   auto resolved = ResolvedRun::resolve(fitted);
   if (!resolved) return fail(resolved.error().message, 2);
   const TrainerOptions& options = resolved->options();
-  const ScopedInterrupt interrupt;  // from here on Ctrl-C stops the run cleanly
+  // From here on Ctrl-C stops the run cleanly.
+  const ScopedInterrupt interrupt(mpi::active() ? ScopedInterrupt::SecondSignal::kIgnored
+                                                : ScopedInterrupt::SecondSignal::kExits);
   auto data = load_dataset(options.dataset, options.data_dir);
   // --engine mpi: every rank loaded its data, or all stop and rank 0 names the one that did not.
   if (auto s = mpi::agree(data ? Status{} : Status{data.error()}); !s) {
