@@ -84,13 +84,13 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
   // Open MPI writes its own messages (banners, libevent warnings on an interrupt) to stderr
   // too; the job's stderr goes to a log in the run's folder, and an error is read back from it.
   fs::create_directories(out, ec);
   if (ec) return Error{fmt::format("cannot create {} ({})", out.string(), ec.message())};
   const fs::path log = out / "mpirun.log";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
