@@ -20,16 +20,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-RaceRow make_row(const ExperimentRun& r, const ResolvedRun& resolved, const RunRecord& run,
-                 const std::optional<RuntimePrediction>& theory) {
-  const auto& o = resolved.options();
+// What a row says of the run itself, whichever process ran it.
+RaceRow row_of(const ExperimentRun& r) {
   RaceRow row;
   row.label = r.label;
   row.slug = r.slug;
-  row.rule = resolved.rule().kind;
-  row.k = resolved.rule().k;
-  row.seed = o.seed;
-  row.clock = to_string(o.clock);
+  row.rule = r.run.rule().kind;
+  row.k = r.run.rule().k;
+  row.seed = r.options().seed;
+  row.clock = to_string(r.options().clock);
+  return row;
+}
+
+// The columns that follow from the others.
+void derive(RaceRow& row) {
+  row.wasted_fraction = row.gradients_started
+                            ? static_cast<double>(row.gradients_cancelled) / row.gradients_started
+                            : 0.0;
+  if (row.stop_reason == StopReason::kDiverged) row.final_test_error.reset();
+}
+
+RaceRow make_row(const ExperimentRun& r, const RunRecord& run,
+                 const std::optional<RuntimePrediction>& theory) {
+  RaceRow row = row_of(r);
   row.iterations = run.updates.empty() ? 0 : run.updates.back().iteration;
   row.wall_s = run.wall_s;
   row.time_to_target_s = run.time_to_target_s;
@@ -46,12 +59,9 @@ RaceRow make_row(const ExperimentRun& r, const ResolvedRun& resolved, const RunR
   row.gradients_started = g.started;
   row.gradients_applied = g.applied;
   row.gradients_cancelled = g.cancelled;
-  row.wasted_fraction = row.gradients_started
-                            ? static_cast<double>(row.gradients_cancelled) / row.gradients_started
-                            : 0.0;
   row.stop_reason = run.stop_reason;
-  if (run.stop_reason == StopReason::kDiverged) row.final_test_error.reset();
   row.divergence = run.divergence;
+  derive(row);
   return row;
 }
 
@@ -70,13 +80,7 @@ std::optional<double> optional_number(const nlohmann::json& j, const char* key) 
 
 // The row of a run done in another process (engine = "mpi"), from the summary.json it wrote.
 RaceRow row_from_summary(const ExperimentRun& r, const nlohmann::json& s) {
-  RaceRow row;
-  row.label = r.label;
-  row.slug = r.slug;
-  row.rule = r.run.rule().kind;
-  row.k = r.run.rule().k;
-  row.seed = r.options().seed;
-  row.clock = to_string(r.options().clock);
+  RaceRow row = row_of(r);
   row.iterations = s.at("iterations").get<std::uint64_t>();
   row.wall_s = s.at("wall_s").get<double>();
   row.time_to_target_s = optional_number(s, "time_to_target_s");
@@ -94,15 +98,12 @@ RaceRow row_from_summary(const ExperimentRun& r, const nlohmann::json& s) {
   row.gradients_started = g.at("started").get<std::uint64_t>();
   row.gradients_applied = g.at("applied").get<std::uint64_t>();
   row.gradients_cancelled = g.at("cancelled").get<std::uint64_t>();
-  row.wasted_fraction = row.gradients_started
-                            ? static_cast<double>(row.gradients_cancelled) / row.gradients_started
-                            : 0.0;
   row.stop_reason =
       enum_named(s.at("stop_reason").get<std::string>(),
                  {StopReason::kIterations, StopReason::kTime, StopReason::kTargetError,
                   StopReason::kInterrupted, StopReason::kDiverged, StopReason::kFailed});
   if (s.contains("divergence")) row.divergence = s["divergence"].get<std::string>();
-  if (row.stop_reason == StopReason::kDiverged) row.final_test_error.reset();
+  derive(row);
   return row;
 }
 
@@ -167,7 +168,7 @@ Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
       if (!run) return Error{fmt::format("run '{}': {}", r.label, run.error().message)};
       const auto theory = predict_runtime(r.run);
       if (auto s = write_run_outputs(out_dir / r.slug, r.run, *run, theory); !s) return s.error();
-      outcome.rows.push_back(make_row(r, r.run, *run, theory));
+      outcome.rows.push_back(make_row(r, *run, theory));
     }
     if (on_run_done) on_run_done(i, outcome.rows.back());
     if (outcome.rows.back().stop_reason == StopReason::kInterrupted) {

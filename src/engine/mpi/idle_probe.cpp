@@ -40,4 +40,12 @@ MPI_Message IdleProbe::next(int source, MPI_Status& status, Clock::time_point ex
   }
 }
 
+void wait_quietly(MPI_Request& request, std::chrono::microseconds pause) {
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(pause);
+  }
+}
+
 }  // namespace stalesgd::mpi

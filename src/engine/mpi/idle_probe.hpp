@@ -38,4 +38,8 @@ class IdleProbe {
   Clock::duration gap_{std::chrono::seconds(1)};  // mean gap between messages, weight 1/8
 };
 
+// Waits until `request` completes, testing it every `pause` instead of MPI_Wait, which spins a
+// core like MPI_Recv. For waits that are rare or expected to be short.
+void wait_quietly(MPI_Request& request, std::chrono::microseconds pause);
+
 }  // namespace stalesgd::mpi

@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/mpi/idle_probe.hpp"
+
 namespace stalesgd::mpi {
 namespace {
 
@@ -99,11 +101,7 @@ void finalize() {
   // cores starved it (past mpirun's grace after a SIGTERM). Meet in a barrier that sleeps first.
   MPI_Request met = MPI_REQUEST_NULL;
   MPI_Ibarrier(MPI_COMM_WORLD, &met);
-  for (int done = 0;;) {
-    MPI_Test(&met, &done, MPI_STATUS_IGNORE);
-    if (done) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  wait_quietly(met, std::chrono::milliseconds(1));
   MPI_Finalize();
   g_active = false;
   g_rank = 0;

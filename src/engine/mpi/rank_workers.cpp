@@ -25,16 +25,6 @@
 namespace stalesgd::mpi {
 namespace {
 
-// Waits for a send without MPI_Wait, which spins a core (idle_probe.hpp).
-void wait_sent(MPI_Request& request) {
-  for (;;) {
-    int done = 0;
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
-}
-
 // A worker's pushes, sent with MPI_Isend from two buffers in turn: a gradient exceeds Open
 // MPI's eager limit, so a blocking send would hold the worker (spinning a core) until rank 0's
 // receive thread next polls. The next gradient is computed into the other buffer while this
@@ -45,11 +35,11 @@ class PushBuffers {
   PushBuffers(const PushBuffers&) = delete;
   PushBuffers& operator=(const PushBuffers&) = delete;
   ~PushBuffers() {
-    for (auto& r : sent_) wait_sent(r);
+    for (auto& r : sent_) wait_quietly(r, kPause);
   }
   // The buffer to compute the next gradient into, free to write.
   Packet& next() {
-    wait_sent(sent_[turn_]);
+    wait_quietly(sent_[turn_], kPause);
     return packets_[turn_];
   }
   // Sends next()'s buffer to rank 0; the following next() is the other buffer.
@@ -60,6 +50,7 @@ class PushBuffers {
   }
 
  private:
+  static constexpr std::chrono::microseconds kPause{20};
   Packet packets_[2];
   MPI_Request sent_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   int turn_ = 0;
