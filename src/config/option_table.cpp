@@ -207,6 +207,9 @@ std::vector<OptionDecl> make_table() {
   t.push_back(field<&O::out_dir>({.name = "out", .type = T::kString,
       .help = "Directory for updates.csv, gradients.csv, evals.csv, workers.csv, summary.json",
       .group = kEngineGroup, .toml = false, .json = false}));
+  t.push_back(field<&O::force>({.name = "force", .type = T::kSwitch, .default_text = "false",
+      .help = "Replace a run already in --out (without it such an --out is refused)",
+      .group = kEngineGroup, .toml = false, .json = false}));
   t.push_back({.name = "no-progress", .type = T::kSwitch, .default_text = "false",
       .help = "No progress line on stderr", .group = kEngineGroup, .toml = false, .json = false,
       .set = [](O& o, const OptionValue& v) { o.progress = !std::get<bool>(v); },

@@ -8,7 +8,12 @@
 namespace stalesgd {
 
 Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions options)
-    : model_(model), data_(data), options_(options) {
+    : model_(model),
+      data_(data),
+      options_(options),
+      max_pending_(std::clamp<std::size_t>(
+          kMaxPendingBytes / std::max<std::size_t>(1, model.num_params() * sizeof(float)), 2,
+          kMaxPending)) {
   if (options_.background) {
     thread_ = std::thread([this] { run_background(); });
   } else {
@@ -56,7 +61,15 @@ void Evaluator::store(std::size_t index, const EvalRecord& row) {
   }
 }
 
-void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const float> params) {
+void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const float> params,
+                       bool final) {
+  if (options_.background && !final) {
+    std::lock_guard lock(mu_);
+    if (queue_.size() >= max_pending_) {
+      ++skipped_;
+      return;
+    }
+  }
   Pending p{wall_s, iteration, {params.begin(), params.end()}, 0};
   {
     std::lock_guard lock(mu_);
@@ -92,7 +105,19 @@ void Evaluator::run_background() {
   }
 }
 
-std::vector<EvalRecord> Evaluator::finish() {
+std::vector<EvalRecord> Evaluator::ready(std::size_t from) const {
+  std::lock_guard lock(mu_);
+  std::vector<EvalRecord> rows;
+  for (std::size_t i = from; i < results_.size() && done_[i]; ++i) rows.push_back(results_[i]);
+  return rows;
+}
+
+std::size_t Evaluator::skipped() const {
+  std::lock_guard lock(mu_);
+  return skipped_;
+}
+
+std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
   std::vector<Pending> rest;
   if (thread_.joinable()) {
     // Back to normal priority for the snapshot it may be evaluating: at SCHED_IDLE a busy
@@ -111,10 +136,14 @@ std::vector<EvalRecord> Evaluator::finish() {
   // Training is over: the remaining snapshots may use every core. Plain threads rather than
   // tbb::parallel_for: TBB's runtime is not instrumented, so ThreadSanitizer would report its
   // internal hand-offs as races in every threaded run.
+  const auto interrupted = [&] {
+    return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
+  };
   std::atomic<std::size_t> next{0};  // relaxed: only hands out indices; join() publishes results
   auto drain = [&] {
     auto ws = model_.make_workspace(options_.eval_batch);
     for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < rest.size();) {
+      if (i + 1 < rest.size() && interrupted()) continue;  // only the final snapshot is left
       store(rest[i].index, evaluate(rest[i], *ws));
     }
   };
@@ -125,7 +154,11 @@ std::vector<EvalRecord> Evaluator::finish() {
   drain();
   for (auto& t : pool) t.join();
   std::lock_guard lock(mu_);
-  return results_;
+  std::vector<EvalRecord> rows;
+  for (std::size_t i = 0; i < results_.size(); ++i) {
+    if (done_[i]) rows.push_back(results_[i]);
+  }
+  return rows;
 }
 
 std::optional<EvalRecord> Evaluator::latest() const {

@@ -2,8 +2,11 @@
 // loss on a subset) without stealing time from the run it measures. In background mode a
 // thread at SCHED_IDLE priority evaluates snapshots only when a core would otherwise be idle
 // (workers sleeping out their delays); whatever is left when training stops is evaluated
-// afterwards on all cores. In inline mode (the virtual clock, where evaluation costs no
-// virtual time) submit() evaluates at once, so target-error stops are deterministic.
+// afterwards on all cores. The backlog is bounded (kMaxPending snapshots, and their memory): a
+// snapshot due while it is full is skipped and counted, so an --eval-every far shorter than an
+// evaluation cannot hold up the end of a run without limit. In inline mode (the virtual clock,
+// where evaluation costs no virtual time) submit() evaluates at once, so target-error stops are
+// deterministic.
 //
 // Thread safety: submit() from one thread (the server); target_reached() from any thread;
 // finish() once, from the thread that owns the Evaluator.
@@ -40,11 +43,25 @@ class Evaluator {
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
 
-  void submit(double wall_s, std::uint64_t iteration, std::span<const float> params);
+  // Snapshots waiting in the background at most (fewer for a model above 2M parameters: at
+  // most 256 MiB of copies).
+  static constexpr std::size_t kMaxPending = 32;
+  static constexpr std::size_t kMaxPendingBytes = std::size_t{256} << 20;
+
+  // `final`: the run's last snapshot, never skipped.
+  void submit(double wall_s, std::uint64_t iteration, std::span<const float> params,
+              bool final = false);
   // True once some evaluated snapshot had test error <= target.
   bool target_reached() const { return target_reached_.load(std::memory_order_acquire); }
-  // Every evaluation, in submission order; evaluates what is still pending.
-  std::vector<EvalRecord> finish();
+  // The evaluations done since row `from`, in submission order, up to the first not done yet
+  // (for the journal).
+  std::vector<EvalRecord> ready(std::size_t from) const;
+  // Snapshots skipped because the backlog was full.
+  std::size_t skipped() const;
+  // Every evaluation, in submission order; evaluates what is still pending. Once `interrupt`
+  // is set (before or during the call) only the final snapshot is still evaluated: the others
+  // left are dropped, so a Ctrl-C ends a long backlog at once.
+  std::vector<EvalRecord> finish(const std::atomic<bool>* interrupt = nullptr);
   // The latest evaluated row, if any (for progress lines).
   std::optional<EvalRecord> latest() const;
 
@@ -70,6 +87,8 @@ class Evaluator {
   std::vector<bool> done_;             // GUARDED_BY(mu_)
   std::optional<std::size_t> latest_;  // GUARDED_BY(mu_)
   bool stopping_ = false;              // GUARDED_BY(mu_)
+  std::size_t skipped_ = 0;            // GUARDED_BY(mu_)
+  std::size_t max_pending_;
   // Release/acquire: a reader that sees true also sees the row that set it (written before,
   // under mu_); the flag itself is polled lock-free by the server loop.
   std::atomic<bool> target_reached_{false};

@@ -68,7 +68,7 @@ class HogwildEngine final : public SupervisedEngine {
     std::uint64_t v = version_.load(std::memory_order_relaxed);
     if (o_.iterations > 0) v = std::min(v, o_.iterations);
     for (std::size_t i = 0; i < scratch_.size(); ++i) scratch_[i] = load(i);
-    look(v, scratch_);
+    look(v, scratch_, nullptr);
   }
 
   StopReason stop(StopReason reason) override {

@@ -10,6 +10,7 @@
 #include "stalesgd/data/dataset.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/model/model.hpp"
+#include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
@@ -21,6 +22,7 @@ struct RunContext {
   std::unique_ptr<Model> model;
   std::vector<float> initial;          // w_0
   const std::atomic<bool>* interrupt;  // set by a signal handler; may be null
+  RunJournal* journal = nullptr;       // --out: rows are appended as the run goes; may be null
 
   bool interrupted() const {
     return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);

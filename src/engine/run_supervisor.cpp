@@ -12,13 +12,15 @@ RunSupervisor::RunSupervisor(RunContext& ctx, Evaluation evaluation)
       evaluator_(*ctx.model, ctx.data,
                  {evaluation == Evaluation::kBackground, o_.eval_test_samples,
                   o_.eval_train_samples, o_.target_error}),
-      progress_(o_.progress) {}
+      progress_(o_.progress),
+      journal_(ctx.journal) {}
 
 StopReason RunSupervisor::stop_due(double t, std::uint64_t iterations) const {
   if (o_.iterations > 0 && iterations >= o_.iterations) return StopReason::kIterations;
   if (o_.time_s > 0.0 && t >= o_.time_s) return StopReason::kTime;
   if (evaluator_.target_reached()) return StopReason::kTargetError;
   if (ctx_.interrupted()) return StopReason::kInterrupted;
+  if (io_failed_.load(std::memory_order_relaxed)) return StopReason::kFailed;
   return StopReason::kNone;
 }
 
@@ -39,6 +41,40 @@ void RunSupervisor::progress(double t, std::uint64_t iteration, double mean_stal
                    mean_staleness);
 }
 
+void RunSupervisor::journal_failed(const Error& error) {
+  if (io_error_.empty()) io_error_ = error.message;
+  io_failed_.store(true, std::memory_order_relaxed);
+}
+
+void RunSupervisor::write_staged() {
+  if (journal_ == nullptr || !io_error_.empty()) return;
+  Status s = journal_->append(staged_updates_);
+  if (s) s = journal_->append(staged_gradients_);
+  staged_updates_.clear();
+  staged_gradients_.clear();
+  if (s) {
+    const auto evals = evaluator_.ready(evals_seen_);
+    evals_seen_ += evals.size();
+    s = journal_->append(evals);
+  }
+  if (!s) journal_failed(s.error());
+}
+
+void RunSupervisor::journal(const RunRecord& run) {
+  if (journal_ == nullptr) return;
+  // Single-threaded engines call this at every step: write a few times a second.
+  const auto now = Clock::now();
+  if (now < next_journal_) return;
+  next_journal_ = now + std::chrono::milliseconds(100);
+  staged_updates_.assign(run.updates.begin() + static_cast<std::ptrdiff_t>(updates_seen_),
+                         run.updates.end());
+  staged_gradients_.assign(run.gradients.begin() + static_cast<std::ptrdiff_t>(gradients_seen_),
+                           run.gradients.end());
+  updates_seen_ = run.updates.size();
+  gradients_seen_ = run.gradients.size();
+  write_staged();
+}
+
 std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
                                                        Clock::time_point start) {
   const auto since_start = [&](Clock::time_point t) {
@@ -52,11 +88,24 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
     const auto now = Clock::now();
     const double elapsed = since_start(now);
     std::uint64_t version = 0;
-    engine.inspect([&](std::uint64_t v, std::span<const float> params) {
+    engine.inspect([&](std::uint64_t v, std::span<const float> params, const RunRecord* run) {
       version = v;
+      // Only copies under the engine's lock; the rows are written after it is released.
+      if (journal_ != nullptr && run != nullptr) {
+        staged_updates_.insert(staged_updates_.end(),
+                               run->updates.begin() + static_cast<std::ptrdiff_t>(updates_seen_),
+                               run->updates.end());
+        staged_gradients_.insert(
+            staged_gradients_.end(),
+            run->gradients.begin() + static_cast<std::ptrdiff_t>(gradients_seen_),
+            run->gradients.end());
+        updates_seen_ = run->updates.size();
+        gradients_seen_ = run->gradients.size();
+      }
       reason = stop_due(elapsed, v);
       if (reason == StopReason::kNone && elapsed >= next_snapshot_s()) snapshot(elapsed, v, params);
     });
+    write_staged();
     if (reason != StopReason::kNone) {
       reason = engine.stop(reason);
       break;
@@ -80,8 +129,12 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
   progress_.clear();
   run.stop_reason = reason;
   run.wall_s = end_s;
-  evaluator_.submit(end_s, iteration, params);
-  run.evals = evaluator_.finish();
+  evaluator_.submit(end_s, iteration, params, /*final=*/true);
+  run.evals = evaluator_.finish(ctx_.interrupt);
+  run.evals_skipped = evaluator_.skipped();
+  if (reason == StopReason::kFailed && !io_error_.empty() && run.error.empty()) {
+    run.error = io_error_;
+  }
   run.final_params.assign(params.begin(), params.end());
   if (o_.target_error > 0.0) {
     for (const auto& e : run.evals) {

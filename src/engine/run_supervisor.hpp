@@ -14,11 +14,14 @@
 // it after each update.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "engine/evaluator.hpp"
 #include "engine/progress.hpp"
@@ -30,7 +33,10 @@ namespace stalesgd {
 class SupervisedEngine {
  public:
   using Clock = std::chrono::steady_clock;
-  using Look = std::function<void(std::uint64_t version, std::span<const float> params)>;
+  // `run`: the records so far, or null for an engine whose records are merged only at the end
+  // (Hogwild!: each thread keeps its own).
+  using Look = std::function<void(std::uint64_t version, std::span<const float> params,
+                                  const RunRecord* run)>;
   virtual ~SupervisedEngine() = default;
   // Blocks until `deadline` or until the engine ended the run itself (divergence, a failure);
   // returns that reason, or kNone.
@@ -63,6 +69,9 @@ class RunSupervisor {
   void snapshot(double at_s, std::uint64_t iteration, std::span<const float> params);
   // Redraws the progress line (at most twice a second; only on a terminal).
   void progress(double t, std::uint64_t iteration, double mean_staleness);
+  // Appends the rows of `run` not yet in the journal, and the evaluations done since (a no-op
+  // without --out). A write that fails ends the run: stop_due() says kFailed from then on.
+  void journal(const RunRecord& run);
 
   // The real clock's loop, from `start` until a stop condition or the engine's own stop:
   // snapshots on time, the time budget to the microsecond, Ctrl-C polled every 100 ms.
@@ -75,10 +84,23 @@ class RunSupervisor {
                    std::span<const float> params);
 
  private:
+  // Appends the staged rows (copied under the engine's lock by supervise()) to the journal.
+  void write_staged();
+  void journal_failed(const Error& error);
+
   RunContext& ctx_;
   const TrainerOptions& o_;
   Evaluator evaluator_;
   ProgressLine progress_;
+  RunJournal* journal_;  // null: no --out
+  std::vector<UpdateRecord> staged_updates_;
+  std::vector<GradientRecord> staged_gradients_;
+  std::uint64_t updates_seen_ = 0, gradients_seen_ = 0, evals_seen_ = 0;
+  Clock::time_point next_journal_{};  // journal(): when it writes again
+  std::string io_error_;              // the journal's failure (the supervisor's thread only)
+  // Set once by the supervisor's thread when the journal fails; read by stop_due() from any
+  // thread. Relaxed: it carries no data (the message stays with the supervisor's thread).
+  std::atomic<bool> io_failed_{false};
   std::uint64_t snapshots_ = 0;
 };
 

@@ -43,6 +43,7 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
       supervisor.snapshot(now, j, w);
       supervisor.progress(now, j, 0.0);
     }
+    supervisor.journal(run);
     const Batch batch = sampler.next();
     ++stats.started;
     const float loss = *model.loss_and_gradient(w, batch, grad, *ws);

@@ -117,7 +117,7 @@ StopReason ThreadEngine::wait_until(Clock::time_point deadline) {
 
 void ThreadEngine::inspect(const Look& look) {
   std::lock_guard lock(server_mu_);
-  look(store_.version(), store_.current());
+  look(store_.version(), store_.current(), &run_);
 }
 
 StopReason ThreadEngine::stop(StopReason reason) {

@@ -11,6 +11,10 @@ namespace stalesgd {
 
 Result<RunRecord> train(const ResolvedRun& run, const Dataset& data,
                         const std::atomic<bool>* interrupt) {
+  return train(run, data, TrainIo{interrupt, nullptr});
+}
+
+Result<RunRecord> train(const ResolvedRun& run, const Dataset& data, const TrainIo& io) {
   const TrainerOptions& options = run.options();
   if (static_cast<std::size_t>(options.batch) > data.train.count) {
     return Error{fmt::format("--batch {} is larger than the {} training samples of {}",
@@ -19,7 +23,7 @@ Result<RunRecord> train(const ResolvedRun& run, const Dataset& data,
   auto model = make_model(options.model, data.train.shape, data.num_classes);
   if (!model) return model.error();
 
-  RunContext ctx{run, options, data, std::move(model).value(), {}, interrupt};
+  RunContext ctx{run, options, data, std::move(model).value(), {}, io.interrupt, io.journal};
   ctx.initial.resize(ctx.model->num_params());
   ctx.model->init_params(ctx.initial, derive_seed(options.seed, SeedStream::kModelInit));
 

@@ -52,6 +52,7 @@ class VirtualEngine final : public EventSimulator::Callbacks {
       return false;
     }
     last_t_ = t;
+    supervisor_.journal(run_);
     return true;
   }
 

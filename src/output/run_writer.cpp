@@ -1,11 +1,11 @@
 // The run's output files and summary.json (the JSON is built here: no JSON in public headers).
 #include "stalesgd/output/run_writer.hpp"
 
-#include <cstdio>
-#include <fstream>
+#include <algorithm>
+#include <span>
+#include <type_traits>
 
 #include <fmt/format.h>
-#include <fmt/os.h>
 
 #include <nlohmann/json.hpp>
 #include "config/option_table.hpp"
@@ -60,74 +60,58 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
   j["time_to_target_s"] =
       run.time_to_target_s ? nlohmann::json(*run.time_to_target_s) : nlohmann::json(nullptr);
   j["param_buffers"] = run.param_buffers;
+  j["evals_skipped"] = run.evals_skipped;
   j["theory"] = theory_json(theory);
   return j;
 }
 
-// Writes through a temporary file and renames, so a crash never leaves a truncated output.
-template <class Fn>
-Status write_file(const fs::path& path, Fn&& body) {
-  const fs::path tmp = fs::path(path).concat(".tmp");
-  {
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (f == nullptr) {
-      return Error{fmt::format("cannot write {}; check that --out is writable", path.string())};
-    }
-    body(f);
-    const bool bad = std::ferror(f) != 0;
-    std::fclose(f);
-    if (bad) return Error{fmt::format("error writing {} (disk full?)", path.string())};
+}  // namespace
+
+Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const RunRecord& run,
+                          const std::optional<RuntimePrediction>& theory,
+                          const std::string& error) {
+  // Rows the journal has not seen yet (all of them for a run that had no journal while it ran).
+  const auto rest = [](const auto& rows, std::uint64_t written) {
+    using Row = typename std::decay_t<decltype(rows)>::value_type;
+    return std::span<const Row>(rows).subspan(std::min<std::size_t>(written, rows.size()));
+  };
+  const JournalOffsets& at = journal.offsets();
+  Status s = journal.append(rest(run.updates, at.update_rows));
+  if (s) s = journal.append(rest(run.gradients, at.gradient_rows));
+  if (s) s = journal.append(rest(run.evals, at.eval_rows));
+  if (s) s = journal.close();
+  std::string first_error = error;
+  if (!s && first_error.empty()) first_error = s.error().message;
+
+  fmt::memory_buffer workers;
+  fmt::format_to(std::back_inserter(workers),
+                 "worker,started,computed,pushed,applied,cancelled,busy_s,idle_s\n");
+  for (const auto& w : run.workers) {
+    fmt::format_to(std::back_inserter(workers), "{},{},{},{},{},{},{:.6f},{:.6f}\n", w.worker,
+                   w.started, w.computed, w.pushed, w.applied, w.cancelled, w.busy_s, w.idle_s);
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return Error{fmt::format("cannot rename {} ({})", tmp.string(), ec.message())};
+  if (auto w = write_file_atomically(journal.dir() / "workers.csv", fmt::to_string(workers));
+      !w && first_error.empty()) {
+    first_error = w.error().message;
+  }
+  // summary.json last: its presence marks the run's end. A run cut by an error still gets one
+  // if it can be written, saying so.
+  nlohmann::json summary = run_summary(config, run, theory);
+  summary["status"] = first_error.empty() ? "complete" : "incomplete";
+  if (!first_error.empty()) summary["error"] = first_error;
+  if (auto w = write_file_atomically(journal.dir() / "summary.json", summary.dump(2) + "\n");
+      !w && first_error.empty()) {
+    first_error = w.error().message;
+  }
+  if (!first_error.empty() && first_error != error) return Error{first_error};
   return {};
 }
 
-}  // namespace
-
 Status write_run_outputs(const fs::path& dir, const ResolvedRun& config, const RunRecord& run,
                          const std::optional<RuntimePrediction>& theory) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return Error{fmt::format("cannot create output dir {} ({}); pass a writable --out",
-                             dir.string(), ec.message())};
-  }
-  Status s = write_file(dir / "updates.csv", [&](std::FILE* f) {
-    fmt::print(f, "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss\n");
-    for (const auto& u : run.updates) {
-      fmt::print(f, "{},{:.6f},{},{:.4f},{},{:.6g},{:.6g}\n", u.iteration, u.wall_s, u.n_grads,
-                 u.mean_staleness, u.max_staleness, u.lr, u.minibatch_loss);
-    }
-  });
-  if (!s) return s;
-  s = write_file(dir / "gradients.csv", [&](std::FILE* f) {
-    fmt::print(f, "iteration,worker,computed_on_version,staleness\n");
-    for (const auto& g : run.gradients) {
-      fmt::print(f, "{},{},{},{}\n", g.iteration, g.worker, g.computed_on, g.staleness);
-    }
-  });
-  if (!s) return s;
-  s = write_file(dir / "evals.csv", [&](std::FILE* f) {
-    fmt::print(f, "wall_s,iteration,train_loss,test_loss,test_error\n");
-    for (const auto& e : run.evals) {
-      fmt::print(f, "{:.6f},{},{:.6g},{:.6g},{:.6g}\n", e.wall_s, e.iteration, e.train_loss,
-                 e.test_loss, e.test_error);
-    }
-  });
-  if (!s) return s;
-  s = write_file(dir / "workers.csv", [&](std::FILE* f) {
-    fmt::print(f, "worker,started,computed,pushed,applied,cancelled,busy_s,idle_s\n");
-    for (const auto& w : run.workers) {
-      fmt::print(f, "{},{},{},{},{},{},{:.6f},{:.6f}\n", w.worker, w.started, w.computed, w.pushed,
-                 w.applied, w.cancelled, w.busy_s, w.idle_s);
-    }
-  });
-  if (!s) return s;
-  return write_file(dir / "summary.json", [&](std::FILE* f) {
-    fmt::print(f, "{}\n", run_summary(config, run, theory).dump(2));
-  });
+  auto journal = RunJournal::open(dir, RunJournal::Existing::kOverwrite);
+  if (!journal) return journal.error();
+  return finish_run_outputs(**journal, config, run, theory);
 }
 
 }  // namespace stalesgd

@@ -75,7 +75,7 @@ class FakeEngine final : public SupervisedEngine {
     version += 10;
     return waits == own_stop_at_ ? own_ : StopReason::kNone;
   }
-  void inspect(const Look& look) override { look(version, params_); }
+  void inspect(const Look& look) override { look(version, params_, nullptr); }
   StopReason stop(StopReason reason) override {
     stops.push_back(reason);
     return stop_answer == StopReason::kNone ? reason : stop_answer;

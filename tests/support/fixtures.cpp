@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <sys/wait.h>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -89,6 +90,18 @@ CliResult run_cli(const std::vector<std::string>& args) {
   argv.insert(argv.end(), args.begin(), args.end());
   const auto r = run_process(argv);
   return {r.exit_code, r.output};
+}
+
+CliResult run_shell(const std::string& command) {
+  const std::string full = "cd '" STALESGD_SOURCE_DIR "' && { " + command + "; } 2>&1";
+  CliResult r;
+  std::FILE* pipe = popen(full.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 int line_count(const std::string& text) {

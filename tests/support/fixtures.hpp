@@ -43,6 +43,9 @@ struct CliResult {
   std::string output;
 };
 CliResult run_cli(const std::vector<std::string>& args);
+// Runs `command` through /bin/sh from the source tree; output is stdout + stderr merged, and
+// exit_code -1 when the shell was killed by a signal.
+CliResult run_shell(const std::string& command);
 
 // Number of non-empty lines in `text`.
 int line_count(const std::string& text);

@@ -1,5 +1,6 @@
 // `stalesgd train`.
 #include <cstdio>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
@@ -67,26 +69,44 @@ int run_train(const TrainerOptions& given) {
   // From here on Ctrl-C stops the run cleanly.
   const ScopedInterrupt interrupt(mpi::active() ? ScopedInterrupt::SecondSignal::kIgnored
                                                 : ScopedInterrupt::SecondSignal::kExits);
-  auto data = load_dataset(options.dataset, options.data_dir);
-  // --engine mpi: every rank loaded its data, or all stop and rank 0 names the one that did not.
-  if (auto s = mpi::agree(data ? Status{} : Status{data.error()}); !s) {
-    return fail(s.error().message);
+  // --out is opened (and refused if it holds a run) before any data is read or trained on; rank
+  // 0 alone writes under MPI.
+  std::unique_ptr<RunJournal> journal;
+  Status ready;
+  if (!options.out_dir.empty() && mpi::reports()) {
+    auto opened = RunJournal::open(options.out_dir, options.force ? RunJournal::Existing::kOverwrite
+                                                                  : RunJournal::Existing::kRefuse);
+    if (opened) {
+      journal = std::move(opened).value();
+    } else {
+      ready = opened.error();
+    }
   }
-  auto run = train(*resolved, *data, interrupt.flag());
+  auto data = load_dataset(options.dataset, options.data_dir);
+  if (ready && !data) ready = data.error();
+  // --engine mpi: every rank is ready, or all stop and rank 0 names the one that is not.
+  if (auto s = mpi::agree(ready); !s) return fail(s.error().message);
+  auto run = train(*resolved, *data, TrainIo{interrupt.flag(), journal.get()});
   if (!run) return fail(run.error().message);
   if (!mpi::reports()) return 0;  // a worker rank: rank 0 reports and writes the outputs
-  if (run->stop_reason == StopReason::kDiverged)
-    return fail(run->divergence);  // no output passed off as a result
 
+  // A diverged or failed run still writes what it recorded, marked incomplete, and ends with
+  // its one line and exit 1.
+  std::string error;
+  if (run->stop_reason == StopReason::kDiverged) error = run->divergence;
+  if (run->stop_reason == StopReason::kFailed) error = run->error;
   const auto theory = predict_runtime(*resolved);
-  print_summary(*resolved, *run, theory);
-  if (!options.out_dir.empty()) {
-    if (auto s = write_run_outputs(options.out_dir, *resolved, *run, theory); !s) {
+  if (error.empty()) print_summary(*resolved, *run, theory);
+  if (journal) {
+    if (auto s = finish_run_outputs(*journal, *resolved, *run, theory, error); !s) {
       return fail(s.error().message);
     }
-    fmt::print("{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json)\n",
-               "outputs", options.out_dir.string());
+    if (error.empty()) {
+      fmt::print("{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json)\n",
+                 "outputs", options.out_dir.string());
+    }
   }
+  if (!error.empty()) return fail(error);
   return run->stop_reason == StopReason::kInterrupted ? interrupt.exit_code() : 0;
 }
 

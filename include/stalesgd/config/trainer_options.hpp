@@ -66,6 +66,7 @@ struct TrainerOptions {
 
   // --- Output.
   std::filesystem::path out_dir;  // --out; empty: nothing written (tests)
+  bool force = false;             // --force: replace a run already in out_dir
   bool progress = true;           // a progress line on stderr when it is a terminal
 };
 

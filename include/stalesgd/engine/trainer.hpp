@@ -11,14 +11,23 @@
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/dataset.hpp"
 #include "stalesgd/metrics/records.hpp"
+#include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
+
+// What a run shares with its caller besides its configuration and data.
+struct TrainIo {
+  const std::atomic<bool>* interrupt = nullptr;  // set (e.g. by a signal handler): stop cleanly
+  RunJournal* journal = nullptr;  // --out: rows appended as the run goes (docs/outputs.md)
+};
 
 // A run that diverged (a non-finite minibatch loss) stops there and returns what it recorded
 // with StopReason::kDiverged and `divergence` naming the iteration and the likely cause (the
 // CLI reports it as an error); an interrupted run returns what it recorded with kInterrupted.
 // An Error: the model does not fit the data, or the batch is larger than the training split.
+// A write to the journal that fails ends the run with StopReason::kFailed and RunRecord::error.
+Result<RunRecord> train(const ResolvedRun& run, const Dataset& data, const TrainIo& io);
 Result<RunRecord> train(const ResolvedRun& run, const Dataset& data,
                         const std::atomic<bool>* interrupt = nullptr);
 

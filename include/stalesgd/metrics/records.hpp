@@ -19,7 +19,8 @@ enum class StopReason {
   kTargetError,  // a snapshot's test error reached --target-error
   kInterrupted,  // Ctrl-C
   kDiverged,     // a non-finite minibatch loss (RunRecord::divergence says where)
-  kFailed,       // an exception in one of the run's threads (rethrown to the caller)
+  kFailed,       // an output write failed, or a thread's exception (rethrown to the caller);
+                 // RunRecord::error says which
 };
 // "iterations", "time", "target-error", "interrupted", "diverged", "failed" (summary.json,
 // results.csv).
@@ -70,6 +71,8 @@ struct RunRecord {
   double wall_s = 0.0;  // length of the training phase
   StopReason stop_reason = StopReason::kNone;
   std::string divergence;  // with "diverged": the iteration, the loss and the likely fix
+  std::string error;       // with "failed": what failed (an output write, a worker), one line
+  std::size_t evals_skipped = 0;  // snapshots skipped while the evaluation backlog was full
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)
   std::size_t num_params = 0;

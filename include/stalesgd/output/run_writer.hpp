@@ -1,19 +1,31 @@
-// Writes a run's outputs into --out DIR (docs/outputs.md): updates.csv, gradients.csv,
-// evals.csv, workers.csv and summary.json. Files are written to a temporary name and renamed,
-// so a reader never sees a half-written file passed off as a result.
+// The end of a run's outputs (docs/outputs.md): the rows the journal has not written yet, then
+// workers.csv and, last, summary.json, each through a temporary file, fsync and rename, so a
+// folder with a summary.json holds a finished run.
 #pragma once
 
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/metrics/records.hpp"
+#include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
 
-// `theory`: the runtime theory's prediction for the run (summary.json's "theory"; null when none).
+// Closes `journal` and writes workers.csv and summary.json into its folder. `theory`: the
+// runtime theory's prediction (summary.json's "theory"; null when none). `error`: why the run
+// was cut short (an I/O failure, a failed worker), or empty; summary.json then says
+// "status": "incomplete" with the error. An Error: a write failed (the path and the OS error);
+// the outputs are still written as far as they can be.
+Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const RunRecord& run,
+                          const std::optional<RuntimePrediction>& theory,
+                          const std::string& error = {});
+
+// All of a finished run's outputs into `dir` at once (a run that had no journal: tests,
+// benchmarks); replaces a run already there.
 Status write_run_outputs(const std::filesystem::path& dir, const ResolvedRun& config,
                          const RunRecord& run, const std::optional<RuntimePrediction>& theory);
 

@@ -156,7 +156,7 @@ StopReason MpiServer::wait_until(Clock::time_point deadline) {
 
 void MpiServer::inspect(const Look& look) {
   std::lock_guard lock(mu_);
-  look(store_.version(), store_.current());
+  look(store_.version(), store_.current(), &run_);
 }
 
 StopReason MpiServer::stop(StopReason reason) {

@@ -50,29 +50,20 @@ std::string sanitizer_env() {
          "lsan.supp\" ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\"; ";
 }
 
-// Runs `command` through the shell from the source tree; stdout and stderr merged.
-CliResult run_shell(const std::string& command) {
-  const std::string full =
-      "cd '" STALESGD_SOURCE_DIR "' && " + sanitizer_env() + "{ " + command + "; } 2>&1";
-  CliResult r;
-  std::FILE* pipe = popen(full.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe))
-    r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// Runs `command` through the shell from the source tree, with the sanitizers' settings for
+// Open MPI; stdout and stderr merged.
+CliResult run_mpi_shell(const std::string& command) {
+  return run_shell(sanitizer_env() + command);
 }
 
 // `stalesgd train --engine mpi` on `ranks` ranks; a softmax on MNIST, evaluated at the ends.
 // `env`: variables for the job, e.g. "STALESGD_MPI_CLOCK=estimate".
 CliResult mpi_train(int ranks, const std::string& args, const std::string& env = "") {
-  return run_shell(env + " timeout 60 tools/mpirun.sh -np " + std::to_string(ranks) +
-                   " " STALESGD_CLI
-                   " train --engine mpi --model softmax --batch 16 --eval-every 1000s "
-                   "--no-progress " +
-                   args);
+  return run_mpi_shell(env + " timeout 60 tools/mpirun.sh -np " + std::to_string(ranks) +
+                       " " STALESGD_CLI
+                       " train --engine mpi --model softmax --batch 16 --eval-every 1000s "
+                       "--no-progress " +
+                       args);
 }
 
 using Table = std::vector<std::map<std::string, std::string>>;
@@ -292,8 +283,8 @@ TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][m
   // Only the worker ranks miss their data (an MPMD launch: rank 0 gets the real data dir).
   const std::string flags = " train --engine mpi --model softmax --iterations 10 --no-progress";
   const auto worker =
-      run_shell("timeout 60 tools/mpirun.sh -np 1 " STALESGD_CLI + flags +
-                " : -np 2 " STALESGD_CLI + flags + " --data-dir " + empty.path().string());
+      run_mpi_shell("timeout 60 tools/mpirun.sh -np 1 " STALESGD_CLI + flags +
+                    " : -np 2 " STALESGD_CLI + flags + " --data-dir " + empty.path().string());
   INFO(worker.output);
   CHECK(worker.exit_code == 1);
   CHECK(line_count(worker.output) == 1);
@@ -314,7 +305,7 @@ TEST_CASE("mpi: SIGTERM to mpirun stops every rank and rank 0 writes its records
   // The signal goes out once rank 0's receive thread ("mpi-server-recv") runs, so it finds the
   // run under way (under load, start-up can take longer than Open MPI's grace).
   const std::string o = out.path().string();
-  const auto r = run_shell(
+  const auto r = run_mpi_shell(
       // 3 s before SIGKILL (default 1 s): room for rank 0 to write under a sanitizer. The
       // signal goes to mpirun alone (`timeout` would also signal the ranks' process group), and
       // a watchdog stands in for a hang guard.
@@ -353,8 +344,8 @@ TEST_CASE("mpi: a race runs an engine = \"mpi\" run beside a thread run", "[engi
             "[[run]]\nlabel = \"ranks\"\nrule = \"k-sync\"\nk = 2\nengine = \"mpi\"\n"
             "workers_per_rank = 2\n";
   }
-  const auto r = run_shell(std::string(STALESGD_CLI) + " race --config " +
-                           (dir / "race.toml").string() + " --out " + (dir / "out").string());
+  const auto r = run_mpi_shell(std::string(STALESGD_CLI) + " race --config " +
+                               (dir / "race.toml").string() + " --out " + (dir / "out").string());
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto rows = read_csv(dir / "out" / "results.csv");
@@ -379,8 +370,8 @@ TEST_CASE("mpi: a race runs an engine = \"mpi\" run beside a thread run", "[engi
             "[[run]]\nlabel = \"odd\"\nengine = \"mpi\"\nworkers = 5\nworkers_per_rank = 2\n";
   }
   const auto bad =
-      run_shell(std::string(STALESGD_CLI) + " race --config " + (dir / "bad.toml").string() +
-                " --out " + (dir / "bad").string() + " 2>&1 >/dev/null");
+      run_mpi_shell(std::string(STALESGD_CLI) + " race --config " + (dir / "bad.toml").string() +
+                    " --out " + (dir / "bad").string() + " 2>&1 >/dev/null");
   INFO(bad.output);
   CHECK(bad.exit_code == 1);
   CHECK(line_count(bad.output) == 1);

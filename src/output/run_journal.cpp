@@ -1,0 +1,242 @@
+// RunJournal: the CSV journal of a run and the durable write of its closing files.
+#include "stalesgd/output/run_journal.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace stalesgd {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kUpdatesHeader =
+    "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss\n";
+constexpr const char* kGradientsHeader = "iteration,worker,computed_on_version,staleness\n";
+constexpr const char* kEvalsHeader = "wall_s,iteration,train_loss,test_loss,test_error\n";
+
+// Every file a run writes into its folder: what --force removes and what makes a folder "hold a
+// run" for the refusal.
+constexpr const char* kRunFiles[] = {
+    "summary.json",   "updates.csv", "gradients.csv",    "evals.csv",       "workers.csv",
+    "checkpoint.bin", "run.log",     "summary.json.tmp", "workers.csv.tmp", "checkpoint.bin.tmp"};
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Status sync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return io_error("cannot open", dir, errno);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // Some file systems cannot sync a directory (EINVAL); the rename is then as durable as they
+  // allow.
+  if (rc != 0 && err != EINVAL) return io_error("cannot sync", dir, err);
+  return {};
+}
+
+}  // namespace
+
+Error io_error(const char* what, const fs::path& path, int err) {
+  return Error{fmt::format("{} {}: {}", what, path.string(), std::strerror(err))};
+}
+
+Status write_file_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = fs::path(path).concat(".tmp");
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return io_error("cannot write", tmp, errno);
+  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  int err = errno;
+  const bool flushed = wrote && std::fflush(f) == 0;
+  if (wrote && !flushed) err = errno;
+  const bool synced = flushed && ::fsync(fileno(f)) == 0;
+  if (flushed && !synced) err = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (synced && !closed) err = errno;
+  if (!(wrote && flushed && synced && closed)) {
+    std::remove(tmp.c_str());
+    return io_error("cannot write", path, err);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = errno;
+    std::remove(tmp.c_str());
+    return io_error("cannot rename to", path, err);
+  }
+  return sync_dir(path.parent_path().empty() ? fs::path(".") : path.parent_path());
+}
+
+Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existing existing,
+                                                     const JournalOffsets& offsets) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return Error{fmt::format("cannot create --out {}: {}; pass a writable folder", dir.string(),
+                             ec.message())};
+  }
+  if (existing == Existing::kRefuse) {
+    for (const char* name : kRunFiles) {
+      if (fs::exists(dir / name, ec)) {
+        return Error{fmt::format(
+            "--out {} already holds a run ({}); pass --force to replace it, --resume {} to "
+            "continue it, or another --out",
+            dir.string(), name, dir.string())};
+      }
+    }
+  }
+  if (existing == Existing::kOverwrite) {
+    for (const char* name : kRunFiles) {
+      if (std::remove((dir / name).c_str()) != 0 && errno != ENOENT) {
+        return io_error("cannot remove", dir / name, errno);
+      }
+    }
+  }
+  std::unique_ptr<RunJournal> j(new RunJournal(dir));
+  const auto open_one = [&](File& file, const char* name, const char* header,
+                            std::uint64_t bytes_at, std::uint64_t& bytes) -> Status {
+    file.path = dir / name;
+    if (existing != Existing::kContinue) {
+      file.fd = ::open(file.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (file.fd < 0) return io_error("cannot write", file.path, errno);
+      return j->write(file, header, bytes);
+    }
+    // --resume: the rows after the checkpoint are written again, so cut them off.
+    file.fd = ::open(file.path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (file.fd < 0) return io_error("cannot open for appending", file.path, errno);
+    const auto size = fs::file_size(file.path, ec);
+    if (ec || size < bytes_at) {
+      return Error{fmt::format(
+          "{} holds {} bytes but the checkpoint recorded {}: the run folder was changed after "
+          "the checkpoint; start the run afresh",
+          file.path.string(), ec ? 0 : size, bytes_at)};
+    }
+    if (::ftruncate(file.fd, static_cast<off_t>(bytes_at)) != 0 ||
+        ::lseek(file.fd, 0, SEEK_END) < 0) {
+      return io_error("cannot cut back", file.path, errno);
+    }
+    file.flushed = bytes = bytes_at;
+    return {};
+  };
+  if (existing == Existing::kContinue) j->offsets_ = offsets;
+  Status s = open_one(j->updates_, "updates.csv", kUpdatesHeader, offsets.update_bytes,
+                      j->offsets_.update_bytes);
+  if (s) {
+    s = open_one(j->gradients_, "gradients.csv", kGradientsHeader, offsets.gradient_bytes,
+                 j->offsets_.gradient_bytes);
+  }
+  if (s) {
+    s = open_one(j->evals_, "evals.csv", kEvalsHeader, offsets.eval_bytes, j->offsets_.eval_bytes);
+  }
+  if (s) s = j->flush();
+  if (!s) return s.error();
+  return j;
+}
+
+RunJournal::~RunJournal() {
+  for (File* file : {&updates_, &gradients_, &evals_}) {
+    if (file->fd >= 0) ::close(file->fd);
+  }
+}
+
+Status RunJournal::write(File& file, std::string_view text, std::uint64_t& bytes) {
+  if (!error_) return error_;
+  file.pending.append(text);
+  bytes += text.size();
+  constexpr std::size_t kBuffer = 1 << 16;
+  if (file.pending.size() >= kBuffer) return flush(file);
+  return {};
+}
+
+Status RunJournal::flush(File& file) {
+  if (!error_) return error_;
+  std::size_t done = 0;
+  while (done < file.pending.size()) {
+    const ssize_t n = ::write(file.fd, file.pending.data() + done, file.pending.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      // Cut the rows this write left half-done: the file ends at a row boundary.
+      (void)!::ftruncate(file.fd, static_cast<off_t>(file.flushed));
+      error_ = io_error("cannot write", file.path, err);
+      return error_;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  file.flushed += file.pending.size();
+  file.pending.clear();
+  return {};
+}
+
+Status RunJournal::append(std::span<const UpdateRecord> rows) {
+  if (rows.empty()) return error_;
+  fmt::memory_buffer out;
+  for (const auto& u : rows) {
+    fmt::format_to(std::back_inserter(out), "{},{:.6f},{},{:.4f},{},{:.6g},{:.6g}\n", u.iteration,
+                   u.wall_s, u.n_grads, u.mean_staleness, u.max_staleness, u.lr, u.minibatch_loss);
+  }
+  if (auto s = write(updates_, fmt::to_string(out), offsets_.update_bytes); !s) return s;
+  offsets_.update_rows += rows.size();
+  return maybe_flush();
+}
+
+Status RunJournal::append(std::span<const GradientRecord> rows) {
+  if (rows.empty()) return error_;
+  fmt::memory_buffer out;
+  for (const auto& g : rows) {
+    fmt::format_to(std::back_inserter(out), "{},{},{},{}\n", g.iteration, g.worker, g.computed_on,
+                   g.staleness);
+  }
+  if (auto s = write(gradients_, fmt::to_string(out), offsets_.gradient_bytes); !s) return s;
+  offsets_.gradient_rows += rows.size();
+  return maybe_flush();
+}
+
+Status RunJournal::append(std::span<const EvalRecord> rows) {
+  if (rows.empty()) return error_;
+  fmt::memory_buffer out;
+  for (const auto& e : rows) {
+    fmt::format_to(std::back_inserter(out), "{:.6f},{},{:.6g},{:.6g},{:.6g}\n", e.wall_s,
+                   e.iteration, e.train_loss, e.test_loss, e.test_error);
+  }
+  if (auto s = write(evals_, fmt::to_string(out), offsets_.eval_bytes); !s) return s;
+  offsets_.eval_rows += rows.size();
+  return maybe_flush();
+}
+
+Status RunJournal::maybe_flush() {
+  constexpr std::int64_t kFlushEveryNs = 500'000'000;
+  if (now_ns() - last_flush_ns_ < kFlushEveryNs) return error_;
+  return flush();
+}
+
+Status RunJournal::flush() {
+  for (File* file : {&updates_, &gradients_, &evals_}) {
+    if (auto st = flush(*file); !st) return st;
+  }
+  last_flush_ns_ = now_ns();
+  return {};
+}
+
+Status RunJournal::close() {
+  Status s = flush();
+  for (File* file : {&updates_, &gradients_, &evals_}) {
+    if (file->fd < 0) continue;
+    if (s && ::fsync(file->fd) != 0) s = io_error("cannot sync", file->path, errno);
+    if (::close(file->fd) != 0 && s) s = io_error("cannot close", file->path, errno);
+    file->fd = -1;
+  }
+  if (s) s = sync_dir(dir_);
+  if (!s && error_) error_ = s;
+  return s;
+}
+
+}  // namespace stalesgd
