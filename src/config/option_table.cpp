@@ -207,6 +207,14 @@ std::vector<OptionDecl> make_table() {
   t.push_back(field<&O::out_dir>({.name = "out", .type = T::kString,
       .help = "Directory for updates.csv, gradients.csv, evals.csv, workers.csv, summary.json",
       .group = kEngineGroup, .toml = false, .json = false}));
+  t.push_back(field<&O::checkpoint_every_s>({.name = "checkpoint-every", .type = T::kDuration,
+      .default_text = "0s",
+      .help = "With --out: write DIR/checkpoint.bin this often (run clock), so --resume DIR can "
+              "continue the run; 0s = never",
+      .group = kEngineGroup}));
+  t.push_back(field<&O::resume_dir>({.name = "resume", .type = T::kString,
+      .help = "Continue the run in DIR from its checkpoint, with the flags it was started with",
+      .group = kEngineGroup, .toml = false, .json = false}));
   t.push_back(field<&O::force>({.name = "force", .type = T::kSwitch, .default_text = "false",
       .help = "Replace a run already in --out (without it such an --out is refused)",
       .group = kEngineGroup, .toml = false, .json = false}));

@@ -40,4 +40,26 @@ Batch MinibatchSampler::next() {
   return Batch{features_.data(), labels_.data(), batch_size_};
 }
 
+void MinibatchSampler::save(StateWriter& out) const {
+  out.tag("sampler");
+  out.rng(rng_);
+  out.values(order_);
+  out.u64(cursor_);
+}
+
+void MinibatchSampler::load(StateReader& in) {
+  if (!in.tag("sampler")) return;
+  in.rng(rng_);
+  auto order = in.values<std::uint32_t>(static_cast<std::int64_t>(order_.size()));
+  const std::uint64_t cursor = in.u64();
+  if (!in.ok()) return;
+  if (cursor > order.size() ||
+      std::any_of(order.begin(), order.end(), [&](std::uint32_t i) { return i >= order.size(); })) {
+    in.fail("a sample index out of range");
+    return;
+  }
+  order_ = std::move(order);
+  cursor_ = cursor;
+}
+
 }  // namespace stalesgd

@@ -112,6 +112,14 @@ std::vector<EvalRecord> Evaluator::ready(std::size_t from) const {
   return rows;
 }
 
+void Evaluator::restore(const std::vector<EvalRecord>& rows, std::size_t skipped) {
+  std::lock_guard lock(mu_);
+  results_ = rows;
+  done_.assign(rows.size(), true);
+  if (!rows.empty()) latest_ = rows.size() - 1;
+  skipped_ = skipped;
+}
+
 std::size_t Evaluator::skipped() const {
   std::lock_guard lock(mu_);
   return skipped_;

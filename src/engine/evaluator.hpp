@@ -58,6 +58,9 @@ class Evaluator {
   std::vector<EvalRecord> ready(std::size_t from) const;
   // Snapshots skipped because the backlog was full.
   std::size_t skipped() const;
+  // A resumed run: the evaluations (and skips) of the run before its checkpoint, as if done
+  // here. Call before the first submit().
+  void restore(const std::vector<EvalRecord>& rows, std::size_t skipped);
   // Every evaluation, in submission order; evaluates what is still pending. Once `interrupt`
   // is set (before or during the call) only the final snapshot is still evaluated: the others
   // left are dropped, so a Ctrl-C ends a long backlog at once.

@@ -30,6 +30,16 @@ ParameterStore::Pin& ParameterStore::Pin::operator=(Pin&& other) noexcept {
   return *this;
 }
 
+ParameterStore::Pin ParameterStore::Pin::share() const {
+  Pin pin;
+  if (pins_ == nullptr) return pin;
+  pins_->fetch_add(1, std::memory_order_relaxed);  // this pin already keeps the buffer alive
+  pin.pins_ = pins_;
+  pin.version_ = version_;
+  pin.params_ = params_;
+  return pin;
+}
+
 void ParameterStore::Pin::release() {
   if (pins_ != nullptr) pins_->fetch_sub(1, std::memory_order_release);
   pins_ = nullptr;
@@ -77,6 +87,36 @@ std::span<float> ParameterStore::begin_update() {
   allocated_.store(allocated + 1, std::memory_order_relaxed);
   next_ = static_cast<int>(allocated);
   return slots_[allocated]->params;
+}
+
+void ParameterStore::restore(std::uint64_t version, std::span<const float> params,
+                             std::size_t buffers) {
+  if (params.size() != n_ || buffers > max_slots_) {
+    throw std::length_error("ParameterStore::restore: parameters or buffers do not fit");
+  }
+  Slot& cur = *slots_[static_cast<std::size_t>(current_.load(std::memory_order_relaxed))];
+  std::copy(params.begin(), params.end(), cur.params.begin());
+  cur.version = version_ = version;
+  for (std::size_t s = allocated_.load(std::memory_order_relaxed); s < buffers; ++s) {
+    slots_[s] = std::make_unique<Slot>(n_);
+    allocated_.store(s + 1, std::memory_order_relaxed);
+  }
+}
+
+ParameterStore::Pin ParameterStore::adopt(std::uint64_t version, std::span<const float> params) {
+  if (params.size() != n_) throw std::length_error("ParameterStore::adopt: wrong size");
+  // A buffer that is neither current nor pinned, as begin_update() finds one.
+  const std::span<float> buffer = begin_update();
+  std::copy(params.begin(), params.end(), buffer.begin());
+  Slot& slot = *slots_[static_cast<std::size_t>(next_)];
+  next_ = -1;
+  slot.version = version;
+  slot.pins.fetch_add(1, std::memory_order_relaxed);  // no reader exists yet
+  Pin pin;
+  pin.pins_ = &slot.pins;
+  pin.version_ = version;
+  pin.params_ = slot.params;
+  return pin;
 }
 
 void ParameterStore::publish() {

@@ -45,6 +45,9 @@ class ParameterStore {
     void release();
     std::uint64_t version() const { return version_; }
     std::span<const float> params() const { return params_; }
+    bool held() const { return pins_ != nullptr; }
+    // Another pin on the same buffer (any thread holding this one).
+    Pin share() const;
 
    private:
     friend class ParameterStore;
@@ -63,6 +66,14 @@ class ParameterStore {
   // Server: the current parameters (the server is the only writer, so no pin is needed).
   std::span<const float> current() const;
   std::uint64_t version() const { return version_; }
+  // Server, before any reader exists (a run resumed from a checkpoint): the current version
+  // becomes `version` with `params`, and buffers up to `buffers` are allocated, as the
+  // checkpointed run had them.
+  void restore(std::uint64_t version, std::span<const float> params, std::size_t buffers);
+  // Server, same time: pins a copy of an older version (a virtual-clock worker's minibatch in
+  // flight). A size or buffer count that does not fit throws std::length_error.
+  Pin adopt(std::uint64_t version, std::span<const float> params);
+
   // Buffers ever allocated (memory held = this x num_params floats).
   std::size_t buffers() const { return allocated_.load(std::memory_order_relaxed); }
 

@@ -20,9 +20,10 @@ struct RunContext {
   const TrainerOptions& options;  // run.options()
   const Dataset& data;
   std::unique_ptr<Model> model;
-  std::vector<float> initial;          // w_0
-  const std::atomic<bool>* interrupt;  // set by a signal handler; may be null
-  RunJournal* journal = nullptr;       // --out: rows are appended as the run goes; may be null
+  std::vector<float> initial;           // w_0
+  const std::atomic<bool>* interrupt;   // set by a signal handler; may be null
+  RunJournal* journal = nullptr;        // --out: rows are appended as the run goes; may be null
+  const std::string* resume = nullptr;  // --resume: the checkpoint's payload; may be null
 
   bool interrupted() const {
     return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);

@@ -1,10 +1,24 @@
 // RunSupervisor: stop conditions, snapshot timing and the final record, for every engine.
 #include "engine/run_supervisor.hpp"
 
+#include "config/option_table.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace stalesgd {
+namespace {
+
+// Which engine wrote a checkpoint (a resumed run is checked against it).
+std::string engine_name(const TrainerOptions& o) {
+  if (o.sequential) return "sequential";
+  if (o.clock == ClockKind::kVirtual) return "virtual";
+  if (o.engine == EngineKind::kMpi) return "mpi";
+  return o.server == ServerPlacement::kHogwild ? "hogwild" : "thread";
+}
+
+}  // namespace
 
 RunSupervisor::RunSupervisor(RunContext& ctx, Evaluation evaluation)
     : ctx_(ctx),
@@ -13,7 +27,8 @@ RunSupervisor::RunSupervisor(RunContext& ctx, Evaluation evaluation)
                  {evaluation == Evaluation::kBackground, o_.eval_test_samples,
                   o_.eval_train_samples, o_.target_error}),
       progress_(o_.progress),
-      journal_(ctx.journal) {}
+      journal_(ctx.journal),
+      next_checkpoint_s_(o_.checkpoint_every_s) {}
 
 StopReason RunSupervisor::stop_due(double t, std::uint64_t iterations) const {
   if (o_.iterations > 0 && iterations >= o_.iterations) return StopReason::kIterations;
@@ -50,6 +65,12 @@ void RunSupervisor::write_staged() {
   if (journal_ == nullptr || !io_error_.empty()) return;
   Status s = journal_->append(staged_updates_);
   if (s) s = journal_->append(staged_gradients_);
+  if (o_.checkpoint_every_s > 0.0) {
+    journaled_.updates.insert(journaled_.updates.end(), staged_updates_.begin(),
+                              staged_updates_.end());
+    journaled_.gradients.insert(journaled_.gradients.end(), staged_gradients_.begin(),
+                                staged_gradients_.end());
+  }
   staged_updates_.clear();
   staged_gradients_.clear();
   if (s) {
@@ -60,19 +81,82 @@ void RunSupervisor::write_staged() {
   if (!s) journal_failed(s.error());
 }
 
+void RunSupervisor::stage(const RunRecord& run) {
+  if (journal_ == nullptr) return;
+  staged_updates_.insert(staged_updates_.end(),
+                         run.updates.begin() + static_cast<std::ptrdiff_t>(updates_seen_),
+                         run.updates.end());
+  staged_gradients_.insert(staged_gradients_.end(),
+                           run.gradients.begin() + static_cast<std::ptrdiff_t>(gradients_seen_),
+                           run.gradients.end());
+  updates_seen_ = run.updates.size();
+  gradients_seen_ = run.gradients.size();
+}
+
 void RunSupervisor::journal(const RunRecord& run) {
   if (journal_ == nullptr) return;
   // Single-threaded engines call this at every step: write a few times a second.
   const auto now = Clock::now();
   if (now < next_journal_) return;
   next_journal_ = now + std::chrono::milliseconds(100);
-  staged_updates_.assign(run.updates.begin() + static_cast<std::ptrdiff_t>(updates_seen_),
-                         run.updates.end());
-  staged_gradients_.assign(run.gradients.begin() + static_cast<std::ptrdiff_t>(gradients_seen_),
-                           run.gradients.end());
-  updates_seen_ = run.updates.size();
-  gradients_seen_ = run.gradients.size();
+  stage(run);
   write_staged();
+}
+
+bool RunSupervisor::checkpoint_due(double t) const {
+  return journal_ != nullptr && o_.checkpoint_every_s > 0.0 && t >= next_checkpoint_s_;
+}
+
+void RunSupervisor::checkpoint(double t, const RunRecord& run, const std::string& engine_state) {
+  stage(run);
+  write_staged();
+  write_checkpoint(t, engine_state);
+}
+
+void RunSupervisor::write_checkpoint(double t, const std::string& engine_state) {
+  const double every = o_.checkpoint_every_s;
+  next_checkpoint_s_ = (std::floor(t / every) + 1.0) * every;
+  if (!io_error_.empty()) return;
+  if (auto s = journal_->flush(); !s) return journal_failed(s.error());
+  CheckpointHeader h;
+  h.args = options_to_args(o_);
+  h.engine = engine_name(o_);
+  h.t = t;
+  h.offsets = journal_->offsets();
+  h.snapshots = snapshots_;
+  h.evals_skipped = evaluator_.skipped();
+  h.rows.updates = journaled_.updates;
+  h.rows.gradients = journaled_.gradients;
+  h.rows.evals = evaluator_.ready(0);
+  h.rows.evals.resize(std::min<std::size_t>(h.rows.evals.size(), evals_seen_));
+  StateWriter out;
+  save_header(out, h);
+  if (auto s = stalesgd::write_checkpoint(journal_->dir(), out.bytes() + engine_state); !s) {
+    journal_failed(s.error());
+  }
+}
+
+RunRecord RunSupervisor::resume(const CheckpointHeader& h) {
+  snapshots_ = h.snapshots;
+  evaluator_.restore(h.rows.evals, h.evals_skipped);
+  updates_seen_ = h.rows.updates.size();
+  gradients_seen_ = h.rows.gradients.size();
+  evals_seen_ = h.rows.evals.size();
+  if (o_.checkpoint_every_s > 0.0) {
+    journaled_.updates = h.rows.updates;
+    journaled_.gradients = h.rows.gradients;
+    next_checkpoint_s_ = (std::floor(h.t / o_.checkpoint_every_s) + 1.0) * o_.checkpoint_every_s;
+  }
+  return h.rows;
+}
+
+void RunSupervisor::save_checkpoint(SupervisedEngine& engine, double t) {
+  StateWriter state;
+  engine.save(state, [&](std::uint64_t, std::span<const float>, const RunRecord* run) {
+    if (run != nullptr) stage(*run);
+  });
+  write_staged();
+  write_checkpoint(t, state.bytes());
 }
 
 std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
@@ -91,21 +175,12 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
     engine.inspect([&](std::uint64_t v, std::span<const float> params, const RunRecord* run) {
       version = v;
       // Only copies under the engine's lock; the rows are written after it is released.
-      if (journal_ != nullptr && run != nullptr) {
-        staged_updates_.insert(staged_updates_.end(),
-                               run->updates.begin() + static_cast<std::ptrdiff_t>(updates_seen_),
-                               run->updates.end());
-        staged_gradients_.insert(
-            staged_gradients_.end(),
-            run->gradients.begin() + static_cast<std::ptrdiff_t>(gradients_seen_),
-            run->gradients.end());
-        updates_seen_ = run->updates.size();
-        gradients_seen_ = run->gradients.size();
-      }
+      if (run != nullptr) stage(*run);
       reason = stop_due(elapsed, v);
       if (reason == StopReason::kNone && elapsed >= next_snapshot_s()) snapshot(elapsed, v, params);
     });
     write_staged();
+    if (reason == StopReason::kNone && checkpoint_due(elapsed)) save_checkpoint(engine, elapsed);
     if (reason != StopReason::kNone) {
       reason = engine.stop(reason);
       break;
@@ -121,7 +196,12 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
       break;
     }
   }
-  return {reason, since_start(Clock::now())};
+  const double end = since_start(Clock::now());
+  // Ctrl-C or SIGTERM: a checkpoint at the stop, so that --resume goes on from here.
+  if (reason == StopReason::kInterrupted && o_.checkpoint_every_s > 0.0 && journal_ != nullptr) {
+    save_checkpoint(engine, end);
+  }
+  return {reason, end};
 }
 
 RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,

@@ -20,12 +20,15 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "engine/evaluator.hpp"
 #include "engine/progress.hpp"
 #include "engine/run_context.hpp"
+#include "output/checkpoint.hpp"
+#include "stalesgd/util/state_stream.hpp"
 
 namespace stalesgd {
 
@@ -46,6 +49,12 @@ class SupervisedEngine {
   // Ends the run unless the engine ended it first; returns the reason that holds. No update is
   // recorded after it returns.
   virtual StopReason stop(StopReason reason) = 0;
+  // Writes the engine's part of a checkpoint (docs/reliability.md) and calls `look`, both at
+  // one instant, so that the state and the records the look stages agree. The CLI refuses
+  // --checkpoint-every for an engine that cannot (Hogwild!, MPI), so reaching this is a bug.
+  virtual void save(StateWriter& /*out*/, const Look& /*look*/) {
+    throw std::logic_error("this engine cannot write checkpoints");
+  }
   // The mean staleness so far (for the progress line).
   virtual double mean_staleness() = 0;
 };
@@ -78,6 +87,17 @@ class RunSupervisor {
   // Returns the reason and the training phase's length in seconds.
   std::pair<StopReason, double> supervise(SupervisedEngine& engine, Clock::time_point start);
 
+  // --checkpoint-every: whether one is due at time t. The engine then saves its part and calls
+  // checkpoint() (single-threaded engines; supervise() does it for the real-clock ones).
+  bool checkpoint_due(double t) const;
+  // Writes checkpoint.bin for time t: the journal is brought up to date with `run` (all of it,
+  // now), then the shared part and `engine_state` are written atomically. A failure ends the
+  // run as a failed journal write does.
+  void checkpoint(double t, const RunRecord& run, const std::string& engine_state);
+  // A resumed run: restores the snapshots and evaluations of `header` and returns its records
+  // (the engine continues them). Call before anything else.
+  RunRecord resume(const CheckpointHeader& header);
+
   // Completes `run`: stop reason, wall seconds, the final snapshot of `params` (version
   // `iteration`) at `end_s`, every evaluation, time to target, the final parameters.
   RunRecord finish(RunRecord run, StopReason reason, double end_s, std::uint64_t iteration,
@@ -86,6 +106,12 @@ class RunSupervisor {
  private:
   // Appends the staged rows (copied under the engine's lock by supervise()) to the journal.
   void write_staged();
+  // Copies the rows of `run` not yet staged.
+  void stage(const RunRecord& run);
+  // A real-clock checkpoint: the engine's state and its records at one instant.
+  void save_checkpoint(SupervisedEngine& engine, double t);
+  // The common part of checkpoint() once the journal holds every row up to time t.
+  void write_checkpoint(double t, const std::string& engine_state);
   void journal_failed(const Error& error);
 
   RunContext& ctx_;
@@ -95,6 +121,8 @@ class RunSupervisor {
   RunJournal* journal_;  // null: no --out
   std::vector<UpdateRecord> staged_updates_;
   std::vector<GradientRecord> staged_gradients_;
+  RunRecord journaled_;  // with --checkpoint-every: every row written, for the checkpoints
+  double next_checkpoint_s_ = 0.0;
   std::uint64_t updates_seen_ = 0, gradients_seen_ = 0, evals_seen_ = 0;
   Clock::time_point next_journal_{};  // journal(): when it writes again
   std::string io_error_;              // the journal's failure (the supervisor's thread only)

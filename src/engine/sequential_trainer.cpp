@@ -7,6 +7,7 @@
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
 #include "engine/update_accumulator.hpp"
+#include "output/checkpoint.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
 
@@ -29,16 +30,52 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
   RunSupervisor supervisor(ctx, RunSupervisor::Evaluation::kBackground);
   const LearningRate& lr_rule = ctx.run.learning_rate();
 
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   std::uint64_t j = 0;
+  // A checkpoint (docs/reliability.md): the parameters, the update count and the minibatch
+  // stream; the records are the supervisor's part.
+  const auto save = [&](double t) {
+    StateWriter out;
+    out.tag("sequential");
+    out.u64(j);
+    out.values(w);
+    out.u64(run.workers[0].started);
+    sampler.save(out);
+    supervisor.checkpoint(t, run, out.bytes());
+  };
+  double resumed_at = 0.0;
+  if (ctx.resume != nullptr) {
+    StateReader in(*ctx.resume);
+    const CheckpointHeader header = load_header(in);
+    if (!in.ok()) return Error{"checkpoint: " + in.error()};
+    RunRecord rows = supervisor.resume(header);
+    run.updates = std::move(rows.updates);
+    run.gradients = std::move(rows.gradients);
+    if (in.tag("sequential")) {
+      j = in.u64();
+      auto saved = in.values<float>(static_cast<std::int64_t>(n));
+      if (in.ok()) w = std::move(saved);
+      const std::uint64_t started = in.u64();
+      run.workers[0].started = started;
+      run.workers[0].computed = run.workers[0].pushed = run.workers[0].applied = j;
+    }
+    sampler.load(in);
+    if (in.ok() && (!in.at_end() || j != run.updates.size())) in.fail("the updates do not add up");
+    if (!in.ok()) return Error{"checkpoint: " + in.error()};
+    resumed_at = header.t;
+  }
+
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(resumed_at));
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   WorkerRecord& stats = run.workers[0];
   StopReason reason = StopReason::kNone;
   for (;;) {
     const double now = elapsed();
     reason = supervisor.stop_due(now, j);
+    if (reason == StopReason::kInterrupted && o.checkpoint_every_s > 0.0) save(now);
     if (reason != StopReason::kNone) break;
+    if (supervisor.checkpoint_due(now)) save(now);
     if (now >= supervisor.next_snapshot_s()) {
       supervisor.snapshot(now, j, w);
       supervisor.progress(now, j, 0.0);

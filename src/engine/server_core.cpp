@@ -112,4 +112,65 @@ void ServerCore::adapt_k(double now_s) {
   if (k > rule_->k()) rule_->set_k(k);
 }
 
+void ServerCore::save(StateWriter& out) const {
+  rule_->save(out);
+  protocol_.save(out);
+  acc_.save(out);
+  out.tag("server");
+  out.u64(round_.size());
+  for (const auto& a : round_) {
+    out.i64(a.worker);
+    out.u64(a.computed_on);
+    out.f64(a.lr);
+    out.f64(a.loss);
+  }
+  out.values(applied_);
+  out.f64(staleness_sum_);
+  out.f64(staleness_count_);
+  out.f64(next_adapt_s_);
+  out.f64(window_loss_sum_);
+  out.f64(window_loss_count_);
+  out.f64(initial_loss_);
+}
+
+void ServerCore::load(StateReader& in) {
+  rule_->load(in);
+  protocol_.load(in);
+  acc_.load(in);
+  if (!in.tag("server")) return;
+  const std::uint64_t n = in.u64();
+  if (n > applied_.size()) {
+    in.fail("a round larger than the workers");
+    return;
+  }
+  round_.clear();
+  for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
+    Accepted a{};
+    const std::int64_t w = in.i64();
+    if (w < 0 || w >= static_cast<std::int64_t>(applied_.size())) in.fail("a worker out of range");
+    a.worker = static_cast<int>(w);
+    a.computed_on = in.u64();
+    a.lr = in.f64();
+    a.loss = static_cast<float>(in.f64());
+    round_.push_back(a);
+  }
+  auto applied = in.values<std::uint64_t>(static_cast<std::int64_t>(applied_.size()));
+  if (in.ok()) applied_ = std::move(applied);
+  staleness_sum_ = in.f64();
+  staleness_count_ = in.f64();
+  next_adapt_s_ = in.f64();
+  window_loss_sum_ = in.f64();
+  window_loss_count_ = in.f64();
+  initial_loss_ = in.f64();
+}
+
+void ServerCore::restart() {
+  std::vector<int> dropped;
+  for (const auto& a : round_) dropped.push_back(a.worker);
+  round_.clear();
+  acc_.clear();
+  rule_->clear_round();
+  protocol_.restart(store_.version(), dropped);
+}
+
 }  // namespace stalesgd

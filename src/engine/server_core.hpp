@@ -41,6 +41,13 @@ class ServerCore {
   // The per-worker counts of the protocol and the server, into `rec` (started, pushed,
   // applied, cancelled); computed, busy and idle are the engine's.
   void count(int worker, WorkerRecord& rec) const;
+  // Checkpoints: the rule, the protocol, the round's sum and gradients, the counts, AdaSync.
+  // Parameters are the store's (saved by the engine).
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
+  // A real-clock resume: the round in progress is dropped (its gradients count as cancelled)
+  // and every worker starts afresh on the server's version at begin().
+  void restart();
   double mean_staleness() const {
     return staleness_count_ ? staleness_sum_ / staleness_count_ : 0.0;
   }

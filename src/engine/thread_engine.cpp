@@ -4,16 +4,21 @@
 
 #include <algorithm>
 
+#include "output/checkpoint.hpp"
+#include "stalesgd/util/seed.hpp"
+
 namespace stalesgd {
 
 ThreadEngine::ThreadEngine(RunContext& ctx)
     : ctx_(ctx),
       o_(ctx.options),
+      stream_seed_(o_.seed),
       store_(ctx.initial, 2 * static_cast<std::size_t>(ctx.options.workers) + 4),
       core_(ctx, store_, run_),
       slots_(static_cast<std::size_t>(o_.workers)) {
   delays_of_.reserve(slots_.size());
   for (int w = 0; w < o_.workers; ++w) delays_of_.emplace_back(ctx.run.delays(), w, o_.seed);
+
   if (ctx.run.rule().synchronous()) {
     wake_ = std::make_unique<ServerTimers>(slots_, store_, core_.rule(), o_.delay_mode);
   } else {
@@ -126,6 +131,46 @@ StopReason ThreadEngine::stop(StopReason reason) {
   return stop_reason_;
 }
 
+void ThreadEngine::save(StateWriter& out, const Look& look) {
+  std::lock_guard lock(server_mu_);
+  look(store_.version(), store_.current(), &run_);
+  out.tag("thread");
+  out.u64(store_.version());
+  out.values(store_.current());
+  core_.save(out);
+  for (auto& slot : slots_) {
+    std::lock_guard slot_lock(slot.mu);
+    out.u64(slot.stats.computed);
+    out.f64(slot.stats.busy_s);
+    out.f64(slot.stats.idle_s);
+  }
+}
+
+Result<double> ThreadEngine::resume(RunSupervisor& supervisor, const std::string& payload) {
+  StateReader in(payload);
+  const CheckpointHeader header = load_header(in);
+  if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  run_ = supervisor.resume(header);
+  if (in.tag("thread")) {
+    const std::uint64_t version = in.u64();
+    const auto params = in.values<float>(static_cast<std::int64_t>(ctx_.model->num_params()));
+    if (in.ok()) store_.restore(version, params, 1);
+  }
+  core_.load(in);
+  for (auto& slot : slots_) {
+    slot.stats.computed = in.u64();
+    slot.stats.busy_s = in.f64();
+    slot.stats.idle_s = in.f64();
+  }
+  if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
+  if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  core_.restart();
+  stream_seed_ = mix64(o_.seed ^ mix64(store_.version()));
+  delays_of_.clear();
+  for (int w = 0; w < o_.workers; ++w) delays_of_.emplace_back(ctx_.run.delays(), w, stream_seed_);
+  return header.t;
+}
+
 double ThreadEngine::mean_staleness() {
   std::lock_guard lock(server_mu_);
   return core_.mean_staleness();
@@ -134,6 +179,12 @@ double ThreadEngine::mean_staleness() {
 Result<RunRecord> ThreadEngine::run() {
   RunSupervisor supervisor(ctx_, RunSupervisor::Evaluation::kBackground);
   supervisor_ = &supervisor;
+  double resumed_at = 0.0;
+  if (ctx_.resume != nullptr) {
+    auto t = resume(supervisor, *ctx_.resume);
+    if (!t) return t.error();
+    resumed_at = *t;
+  }
   run_.model = ctx_.model->describe();
   run_.num_params = ctx_.model->num_params();
 
@@ -145,7 +196,9 @@ Result<RunRecord> ThreadEngine::run() {
 
   {
     std::lock_guard lock(start_mu_);
-    start_ = EngineClock::now();
+    // A resumed run's clock goes on from the checkpoint's time.
+    resumed_from_ = EngineClock::now();
+    start_ = resumed_from_ - to_duration(resumed_at);
     started_ = true;
   }
   start_cv_.notify_all();

@@ -55,6 +55,9 @@ class ThreadEngine final : public SupervisedEngine {
   void inspect(const Look& look) override;
   StopReason stop(StopReason reason) override;
   double mean_staleness() override;
+  // The parameters, the server's counts and rule, the workers' stats; a resumed run starts a
+  // new round with every worker on the checkpoint's version (docs/reliability.md).
+  void save(StateWriter& out, const Look& look) override;
 
  private:
   enum class Woken { kOnTime, kCancelled, kStopped };
@@ -79,6 +82,8 @@ class ThreadEngine final : public SupervisedEngine {
 
   // thread_engine.cpp: the server's side.
   void server_main();
+  // --resume: restores what save() wrote; returns the run's clock at the checkpoint.
+  Result<double> resume(RunSupervisor& supervisor, const std::string& payload);
   // The server's step for worker w's push of the minibatch with `ticket`, computed on `pin`'s
   // version. A push whose minibatch an update has cut since (another ticket) is dropped.
   // REQUIRES(server_mu_)
@@ -96,6 +101,9 @@ class ThreadEngine final : public SupervisedEngine {
 
   RunContext& ctx_;
   const TrainerOptions& o_;
+  // The seed of the delay and minibatch streams: the run's, or for a resumed run one mixed
+  // with the checkpoint's version, so that it does not replay the streams from their start.
+  std::uint64_t stream_seed_;
   RunSupervisor* supervisor_ = nullptr;  // set by run(); its stop_due() is safe from any thread
 
   // The server: everything from here to supervisor_cv_ is GUARDED_BY(server_mu_), except that
@@ -121,8 +129,10 @@ class ThreadEngine final : public SupervisedEngine {
 
   std::mutex start_mu_;
   std::condition_variable start_cv_;
-  bool started_ = false;           // GUARDED_BY(start_mu_)
-  EngineClock::time_point start_;  // written before started_ is set; read by workers after
+  bool started_ = false;                  // GUARDED_BY(start_mu_)
+  EngineClock::time_point start_;         // written before started_ is set; read by workers after
+  EngineClock::time_point resumed_from_;  // likewise: when this process began the run (start_
+                                          // unless resumed, which sets the clock back)
 
   std::mutex failure_mu_;
   std::exception_ptr failure_;  // GUARDED_BY(failure_mu_): a thread's exception, rethrown

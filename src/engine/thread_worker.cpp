@@ -43,7 +43,7 @@ void ThreadEngine::worker_loop(int w) {
   slot.grad.resize(model.num_params());
   auto ws = model.make_workspace(o_.batch);
   MinibatchSampler sampler(ctx_.data.train, o_.batch,
-                           derive_seed(o_.seed, SeedStream::kSampler, w));
+                           derive_seed(stream_seed_, SeedStream::kSampler, w));
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
   GradientClock gradient_time;
@@ -53,7 +53,7 @@ void ThreadEngine::worker_loop(int w) {
     std::unique_lock lock(start_mu_);
     start_cv_.wait(lock, [&] { return started_; });
   }
-  auto last_end = start_;
+  auto last_end = resumed_from_;
   for (;;) {
     EngineClock::time_point t0;
     EngineClock::time_point busy_from;
@@ -75,8 +75,8 @@ void ThreadEngine::worker_loop(int w) {
       // A worker with no estimate of its gradient time yet computes at once.
       if (gradient_time.lead_s() >= 0.0) slot.lead_s = gradient_time.lead_s();
       lead = slot.lead_s;
+      stats.idle_s += std::max(0.0, std::chrono::duration<double>(busy_from - last_end).count());
     }
-    stats.idle_s += std::max(0.0, std::chrono::duration<double>(busy_from - last_end).count());
     // Sleep first, compute last: a minibatch the rule cuts while its worker sleeps then costs
     // no gradient. With the server's timers the release came at the wake-up time already.
     Woken woken = Woken::kOnTime;
@@ -90,18 +90,18 @@ void ThreadEngine::worker_loop(int w) {
       loss = gradient_time.time([&] {
         return model.loss_and_gradient(slot.pin.params(), batch, slot.grad, *ws, &slot.cancel);
       });
-      if (loss) {
-        ++stats.computed;
-      } else {
-        woken = Woken::kCancelled;
-      }
+      if (!loss) woken = Woken::kCancelled;
     }
     if (woken == Woken::kOnTime && o_.delay_mode == DelayMode::kPad) {
       woken = sleep_until(slot, t0 + x, late_s);
     }
     if (woken == Woken::kStopped) return;
     last_end = EngineClock::now();
-    stats.busy_s += std::chrono::duration<double>(last_end - busy_from).count();
+    {
+      std::lock_guard lock(slot.mu);  // a checkpoint reads the stats under it
+      if (loss) ++stats.computed;
+      stats.busy_s += std::chrono::duration<double>(last_end - busy_from).count();
+    }
     if (woken == Woken::kOnTime) deliver(w, *loss);
     slot.pin.release();  // a worker asleep holds no version: buffers stay at most P + 2
     // The next minibatch is gathered after the delivery: in a sync round this overlaps the

@@ -43,4 +43,22 @@ void UpdateAccumulator::add_and_apply(std::span<const float> g, float lr, std::s
   count_ = 0;
 }
 
+void UpdateAccumulator::save(StateWriter& out) const {
+  out.tag("accumulator");
+  out.i64(count_);
+  if (count_ > 0) out.values(sum_);
+}
+
+void UpdateAccumulator::load(StateReader& in) {
+  if (!in.tag("accumulator")) return;
+  const std::int64_t count = in.i64();
+  if (count < 0 || count > (std::int64_t{1} << 30)) in.fail("a round count out of range");
+  if (!in.ok()) return;
+  count_ = static_cast<int>(count);
+  if (count_ > 0) {
+    auto sum = in.values<float>(static_cast<std::int64_t>(sum_.size()));
+    if (in.ok()) sum_ = std::move(sum);
+  }
+}
+
 }  // namespace stalesgd

@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include "stalesgd/util/state_stream.hpp"
+
 namespace stalesgd {
 
 class UpdateAccumulator {
@@ -29,6 +31,11 @@ class UpdateAccumulator {
                            std::span<float> out);
 
   int count() const { return count_; }
+  // Checkpoints: the round's sum, bit for bit.
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
+  // Forgets the round (a real-clock resume).
+  void clear() { count_ = 0; }
 
  private:
   std::vector<float> sum_;

@@ -4,12 +4,14 @@
 // two runs with the same seed write byte-identical outputs. A gradient is computed when it
 // arrives, from the parameter version its worker pinned at the start, so cut work costs no
 // real time.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
 #include "engine/server_core.hpp"
+#include "output/checkpoint.hpp"
 #include "sim/event_simulator.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -27,7 +29,8 @@ class VirtualEngine final : public EventSimulator::Callbacks {
         supervisor_(ctx, RunSupervisor::Evaluation::kInline),
         ws_(ctx.model->make_workspace(o_.batch)),
         grad_(ctx.model->num_params()),
-        pins_(static_cast<std::size_t>(o_.workers)) {
+        pins_(static_cast<std::size_t>(o_.workers)),
+        sim_(o_.workers, ctx.run.delays(), o_.seed, o_.delay_mode, o_.compute_time_s) {
     samplers_.reserve(static_cast<std::size_t>(o_.workers));
     for (int w = 0; w < o_.workers; ++w) {
       samplers_.emplace_back(ctx.data.train, o_.batch,
@@ -47,10 +50,13 @@ class VirtualEngine final : public EventSimulator::Callbacks {
       supervisor_.progress(t, version, core_.mean_staleness());
     }
     if (const auto reason = supervisor_.stop_due(t, version); reason != StopReason::kNone) {
+      // Ctrl-C: a checkpoint at the stop (this event still queued), to resume from here.
+      if (reason == StopReason::kInterrupted && o_.checkpoint_every_s > 0.0) checkpoint(t);
       reason_ = reason;
       end_ = reason == StopReason::kTime ? o_.time_s : last_t_;
       return false;
     }
+    if (supervisor_.checkpoint_due(t)) checkpoint(t);
     last_t_ = t;
     supervisor_.journal(run_);
     return true;
@@ -70,21 +76,102 @@ class VirtualEngine final : public EventSimulator::Callbacks {
   void on_cancel(double, int w) override { pins_[static_cast<std::size_t>(w)].release(); }
 
   Result<RunRecord> run() {
+    if (ctx_.resume != nullptr) {
+      if (auto s = resume(*ctx_.resume); !s) return s.error();
+    }
     run_.model = ctx_.model->describe();
     run_.num_params = ctx_.model->num_params();
-    EventSimulator sim(o_.workers, ctx_.run.delays(), o_.seed, o_.delay_mode, o_.compute_time_s);
-    if (auto s = sim.run(*this); !s) {
+    if (auto s = sim_.run(*this); !s) {
       reason_ = StopReason::kDiverged;
       run_.divergence = s.error().message;
       end_ = last_t_;
     }
-    run_.workers = sim.workers();
+    run_.workers = sim_.workers();
     for (auto& rec : run_.workers) core_.count(rec.worker, rec);
     run_.param_buffers = store_.buffers();
     return supervisor_.finish(std::move(run_), reason_, end_, store_.version(), store_.current());
   }
 
  private:
+  // The engine's part of a checkpoint at time t (docs/reliability.md): the parameters and
+  // every version a worker still pins, the server, the event queue and every random stream.
+  void checkpoint(double t) {
+    StateWriter out;
+    out.tag("virtual");
+    out.f64(last_t_);
+    out.u64(store_.version());
+    out.values(store_.current());
+    out.u64(store_.buffers());
+    // Each pinned version once (workers often share one), then which one each worker holds.
+    std::vector<std::uint64_t> versions;
+    for (const auto& pin : pins_) {
+      if (pin.held() && pin.version() != store_.version() &&
+          std::find(versions.begin(), versions.end(), pin.version()) == versions.end()) {
+        versions.push_back(pin.version());
+        out.u64(pin.version());
+        out.values(pin.params());
+      }
+    }
+    out.u64(~std::uint64_t{0});  // end of the versions
+    for (const auto& pin : pins_) {
+      out.boolean(pin.held());
+      out.u64(pin.held() ? pin.version() : 0);
+    }
+    core_.save(out);
+    sim_.save(out);
+    for (const auto& s : samplers_) s.save(out);
+    supervisor_.checkpoint(t, run_, out.bytes());
+  }
+
+  Status resume(const std::string& payload) {
+    StateReader in(payload);
+    const CheckpointHeader header = load_header(in);
+    if (!in.ok()) return Error{"checkpoint: " + in.error()};
+    run_ = supervisor_.resume(header);
+    const std::size_t n = ctx_.model->num_params();
+    if (in.tag("virtual")) {
+      last_t_ = in.f64();
+      const std::uint64_t version = in.u64();
+      const auto current = in.values<float>(static_cast<std::int64_t>(n));
+      const std::uint64_t buffers = in.u64();
+      if (in.ok() && (buffers < 1 || buffers > ParameterStore::kDefaultMaxSlots)) {
+        in.fail("a buffer count out of range");
+      }
+      if (in.ok()) store_.restore(version, current, buffers);
+      std::vector<ParameterStore::Pin> held;  // one pin per saved version
+      for (std::uint64_t v = in.u64(); in.ok() && v != ~std::uint64_t{0}; v = in.u64()) {
+        const auto params = in.values<float>(static_cast<std::int64_t>(n));
+        if (!in.ok() || held.size() >= pins_.size()) {
+          in.fail("more pinned versions than workers");
+          break;
+        }
+        held.push_back(store_.adopt(v, params));
+      }
+      for (auto& pin : pins_) {
+        const bool has = in.boolean();
+        const std::uint64_t v = in.u64();
+        if (!in.ok() || !has) continue;
+        if (v == store_.version()) {
+          pin = store_.acquire();
+          continue;
+        }
+        const auto it =
+            std::find_if(held.begin(), held.end(), [&](const auto& p) { return p.version() == v; });
+        if (it == held.end()) {
+          in.fail("a worker pins a version the checkpoint does not hold");
+          break;
+        }
+        pin = it->share();
+      }
+    }
+    core_.load(in);
+    sim_.load(in);
+    for (auto& s : samplers_) s.load(in);
+    if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
+    if (!in.ok()) return Error{"checkpoint: " + in.error()};
+    return {};
+  }
+
   RunContext& ctx_;
   const TrainerOptions& o_;
   RunRecord run_;
@@ -95,6 +182,7 @@ class VirtualEngine final : public EventSimulator::Callbacks {
   std::vector<float> grad_;
   std::vector<ParameterStore::Pin> pins_;
   std::vector<MinibatchSampler> samplers_;
+  EventSimulator sim_;
   StopReason reason_ = StopReason::kNone;
   double last_t_ = 0.0;  // time of the last processed event
   double end_ = 0.0;

@@ -63,11 +63,14 @@ struct alignas(64) WorkerSlot {
   // mutex orders it against the reset when the worker takes its next assignment.
   std::atomic<bool> cancel{false};
 
+  // Computed, busy, idle (the counts are the server's): written by the worker thread under
+  // `mu`, so that a checkpoint can read them while the worker runs.
+  WorkerRecord stats;  // GUARDED_BY(mu)
+
   // Owned by the worker thread.
   std::vector<float> grad;
   ParameterStore::Pin pin;
   std::uint64_t taken_ticket = 0;  // the ticket of the minibatch it computes
-  WorkerRecord stats;              // computed, busy, idle (the counts are the server's)
 };
 
 }  // namespace stalesgd

@@ -100,6 +100,12 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
       }
     }
   }
+  if (existing == Existing::kContinue) {
+    // An interrupted run being resumed is unfinished again until its new summary.json.
+    if (std::remove((dir / "summary.json").c_str()) != 0 && errno != ENOENT) {
+      return io_error("cannot remove", dir / "summary.json", errno);
+    }
+  }
   std::unique_ptr<RunJournal> j(new RunJournal(dir));
   const auto open_one = [&](File& file, const char* name, const char* header,
                             std::uint64_t bytes_at, std::uint64_t& bytes) -> Status {

@@ -24,4 +24,20 @@ Decision KAsync::on_gradient(const Arrival& a) {
   return d;
 }
 
+void KAsync::save(StateWriter& out) const {
+  Rule::save(out);
+  out.values(std::vector<std::uint8_t>(seen_.begin(), seen_.end()));
+}
+
+void KAsync::load(StateReader& in) {
+  Rule::load(in);
+  const auto seen = in.values<std::uint8_t>(static_cast<std::int64_t>(seen_.size()));
+  if (in.ok()) seen_.assign(seen.begin(), seen.end());
+}
+
+void KAsync::clear_round() {
+  Rule::clear_round();
+  seen_.assign(seen_.size(), false);
+}
+
 }  // namespace stalesgd

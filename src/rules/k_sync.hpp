@@ -16,6 +16,9 @@ class KSync final : public Rule {
   std::string_view name() const override { return name_; }
   bool synchronous() const override { return true; }
   Decision on_gradient(const Arrival& arrival) override;
+  void save(StateWriter& out) const override;
+  void load(StateReader& in) override;
+  void clear_round() override;
 
  private:
   std::string name_;

@@ -18,8 +18,47 @@ void RoundProtocol::start(int w, std::uint64_t version, bool cut) {
 
 std::span<const RoundProtocol::Start> RoundProtocol::begin() {
   starts_.clear();
-  for (int w = 0; w < workers(); ++w) start(w, 0, false);
+  for (int w = 0; w < workers(); ++w) start(w, begin_version_, false);
   return starts_;
+}
+
+void RoundProtocol::save(StateWriter& out) const {
+  out.tag("protocol");
+  out.u64(state_.size());
+  for (const auto& s : state_) {
+    out.u64(static_cast<std::uint64_t>(s.phase));
+    out.u64(s.version);
+    out.u64(s.started);
+    out.u64(s.pushed);
+    out.u64(s.cancelled);
+  }
+}
+
+void RoundProtocol::load(StateReader& in) {
+  if (!in.tag("protocol")) return;
+  if (in.u64() != state_.size()) {
+    in.fail("another number of workers");
+    return;
+  }
+  for (auto& s : state_) {
+    const std::uint64_t phase = in.u64();
+    if (phase > static_cast<std::uint64_t>(Phase::kWaiting)) in.fail("a worker phase unknown");
+    s.phase = static_cast<Phase>(phase);
+    s.version = in.u64();
+    s.started = in.u64();
+    s.pushed = in.u64();
+    s.cancelled = in.u64();
+  }
+}
+
+void RoundProtocol::restart(std::uint64_t version, std::span<const int> dropped) {
+  for (auto& s : state_) {
+    // A minibatch in flight at the checkpoint was never finished: started, then cut.
+    if (s.phase == Phase::kComputing) ++s.cancelled;
+    s.phase = Phase::kIdle;
+  }
+  for (const int w : dropped) ++state_[ix(w)].cancelled;
+  begin_version_ = version;
 }
 
 RoundProtocol::Step RoundProtocol::on_arrival(int w, std::uint64_t computed_on,

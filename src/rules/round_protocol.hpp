@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stalesgd/rules/rule.hpp"
+#include "stalesgd/util/state_stream.hpp"
 
 namespace stalesgd {
 
@@ -55,6 +56,13 @@ class RoundProtocol {
   std::uint64_t pushed(int w) const { return state_[ix(w)].pushed; }
   std::uint64_t cancelled(int w) const { return state_[ix(w)].cancelled; }
 
+  // Checkpoints: every worker's state and counts (not the rule's; the rule saves itself).
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
+  // A real-clock resume: nobody is computing or waiting; begin() then starts every worker on
+  // `version`, and `dropped` (gradients of the unfinished round, by worker) count as cancelled.
+  void restart(std::uint64_t version, std::span<const int> dropped);
+
  private:
   enum class Phase { kIdle, kComputing, kWaiting };
   struct WorkerState {
@@ -69,7 +77,8 @@ class RoundProtocol {
 
   Rule& rule_;
   std::vector<WorkerState> state_;
-  std::vector<Start> starts_;  // the answer of the latest call
+  std::vector<Start> starts_;        // the answer of the latest call
+  std::uint64_t begin_version_ = 0;  // the version begin() starts everyone on
 };
 
 }  // namespace stalesgd

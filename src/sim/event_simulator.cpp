@@ -31,7 +31,9 @@ void EventSimulator::start(int w, Callbacks& callbacks) {
 }
 
 Status EventSimulator::run(Callbacks& callbacks) {
-  for (const auto& s : callbacks.begin()) start(s.worker, callbacks);
+  if (!resumed_) {
+    for (const auto& s : callbacks.begin()) start(s.worker, callbacks);
+  }
   while (!events_.empty()) {
     const Event e = events_.top();
     auto& s = state_[static_cast<std::size_t>(e.worker)];
@@ -62,6 +64,67 @@ Status EventSimulator::run(Callbacks& callbacks) {
     for (const auto& c : step->start) start(c.worker, callbacks);
   }
   return {};
+}
+
+void EventSimulator::save(StateWriter& out) const {
+  out.tag("events");
+  out.f64(now_);
+  out.u64(seq_);
+  auto queue = events_;  // a copy: the heap's order is the pops'
+  out.u64(queue.size());
+  for (; !queue.empty(); queue.pop()) {
+    const Event& e = queue.top();
+    out.f64(e.t);
+    out.u64(e.seq);
+    out.i64(e.worker);
+    out.u64(e.generation);
+  }
+  for (std::size_t w = 0; w < state_.size(); ++w) {
+    const WorkerState& s = state_[w];
+    const WorkerRecord& st = stats_[w];
+    out.boolean(s.computing);
+    out.u64(s.generation);
+    out.f64(s.started_at);
+    out.f64(s.free_since);
+    out.u64(st.computed);
+    out.f64(st.busy_s);
+    out.f64(st.idle_s);
+    delays_[w].save(out);
+  }
+}
+
+void EventSimulator::load(StateReader& in) {
+  if (!in.tag("events")) return;
+  now_ = in.f64();
+  seq_ = in.u64();
+  const std::uint64_t n = in.u64();
+  // At most one pending event per worker plus the voided ones still queued: a bound that
+  // keeps a corrupt count from growing the queue without end.
+  if (n > 64 * state_.size() + 1024) in.fail("more pending events than workers could have");
+  events_ = {};
+  for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
+    Event e{};
+    e.t = in.f64();
+    e.seq = in.u64();
+    const std::int64_t w = in.i64();
+    if (w < 0 || w >= static_cast<std::int64_t>(state_.size())) in.fail("a worker out of range");
+    e.worker = static_cast<int>(w);
+    e.generation = in.u64();
+    events_.push(e);
+  }
+  for (std::size_t w = 0; w < state_.size() && in.ok(); ++w) {
+    WorkerState& s = state_[w];
+    WorkerRecord& st = stats_[w];
+    s.computing = in.boolean();
+    s.generation = in.u64();
+    s.started_at = in.f64();
+    s.free_since = in.f64();
+    st.computed = in.u64();
+    st.busy_s = in.f64();
+    st.idle_s = in.f64();
+    delays_[w].load(in);
+  }
+  resumed_ = in.ok();
 }
 
 }  // namespace stalesgd

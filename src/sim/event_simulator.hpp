@@ -18,6 +18,7 @@
 #include "stalesgd/straggler/delay_mode.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/util/result.hpp"
+#include "stalesgd/util/state_stream.hpp"
 
 namespace stalesgd {
 
@@ -41,8 +42,15 @@ class EventSimulator {
   EventSimulator(int workers, const StragglerProfile& delays, std::uint64_t seed, DelayMode mode,
                  double compute_s);
 
-  // Runs from t = 0 until before_event returns false or an arrival returns an Error.
+  // Runs from t = 0 (or from where load() left it) until before_event returns false or an
+  // arrival returns an Error.
   Status run(Callbacks& callbacks);
+
+  // Checkpoints, taken from before_event (the next event is still queued): the clock, every
+  // pending event, the workers' states and delay streams. After load(), run() goes on from
+  // there instead of calling begin().
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
 
   // Per-worker computed/busy/idle (the counts of minibatches are the protocol's).
   const std::vector<WorkerRecord>& workers() const { return stats_; }
@@ -72,6 +80,7 @@ class EventSimulator {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
   double now_ = 0.0;
+  bool resumed_ = false;  // load() restored a run in progress
 };
 
 }  // namespace stalesgd

@@ -41,4 +41,32 @@ double DelaySampler::next(double now_s) {
   return std::min(x * seg.factor, std::numeric_limits<double>::max());
 }
 
+void DelaySampler::save(StateWriter& out) const {
+  out.tag("delays");
+  out.rng(rng_);
+  out.u64(segment_);
+  out.values(std::vector<std::uint64_t>(trace_rows_.begin(), trace_rows_.end()));
+}
+
+void DelaySampler::load(StateReader& in) {
+  if (!in.tag("delays")) return;
+  in.rng(rng_);
+  const std::uint64_t segment = in.u64();
+  const auto rows = in.values<std::uint64_t>(static_cast<std::int64_t>(trace_rows_.size()));
+  if (!in.ok()) return;
+  if (segment >= state_->timeline[static_cast<std::size_t>(worker_)].size()) {
+    in.fail("a delay clause out of range");
+    return;
+  }
+  for (std::size_t s = 0; s < rows.size(); ++s) {
+    const auto* trace = state_->sources[s].trace;
+    if (rows[s] != 0 && (trace == nullptr || rows[s] >= trace->column_for(worker_).size())) {
+      in.fail("a trace row out of range");
+      return;
+    }
+  }
+  segment_ = segment;
+  trace_rows_.assign(rows.begin(), rows.end());
+}
+
 }  // namespace stalesgd

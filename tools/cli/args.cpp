@@ -183,6 +183,13 @@ int train_command(int argc, char** argv) {
     }
     TrainerOptions o;
     if (auto s = train_options_from(r, o); !s) return fail(s.error().message, 2);
+    if (!o.resume_dir.empty()) {
+      std::vector<std::string> given;
+      for (const auto& d : train_options()) {
+        if (r.count(std::string(d.name)) > 0) given.emplace_back(d.name);
+      }
+      return run_resume(o, given);
+    }
     return run_train(o);
   } catch (const cxxopts::exceptions::exception& e) {
     return usage_error("train", e);

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "stalesgd/config/trainer_options.hpp"
+#include "stalesgd/output/run_journal.hpp"
 
 namespace stalesgd::cli {
 
@@ -18,9 +21,19 @@ struct DataArgs {
 int run_data_fetch(const DataArgs& args);
 int run_data_info(const DataArgs& args);
 
+// Where a resumed run continues: its checkpoint's payload and the journal offsets it recorded.
+struct ResumePoint {
+  std::string payload;
+  JournalOffsets offsets;
+};
+
 // `stalesgd train`: validates, loads the data, trains, writes --out, prints a summary table.
-// Exit status 0, 1 on bad input or divergence, 130 when interrupted by Ctrl-C.
-int run_train(const TrainerOptions& options);
+// Exit status 0, 1 on bad input, a failed write or divergence, 130/143 when interrupted.
+int run_train(const TrainerOptions& options, const std::optional<ResumePoint>& resume = {});
+
+// `stalesgd train --resume DIR`: `flags` are the flags given (without "--"); each other than
+// --resume, --no-progress, --data-dir and an --out naming DIR must agree with the checkpoint.
+int run_resume(const TrainerOptions& given, const std::vector<std::string>& flags);
 
 struct TheoryArgs {
   std::string rule;  // empty: every rule for K = 1, 2, 4, ..., P

@@ -60,7 +60,7 @@ void print_summary(const ResolvedRun& resolved, const RunRecord& run,
 
 }  // namespace
 
-int run_train(const TrainerOptions& given) {
+int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& resume) {
   TrainerOptions fitted = given;
   if (auto s = mpi::fit_workers(fitted); !s) return fail(s.error().message, 2);  // --engine mpi: P
   auto resolved = ResolvedRun::resolve(fitted);
@@ -73,9 +73,22 @@ int run_train(const TrainerOptions& given) {
   // 0 alone writes under MPI.
   std::unique_ptr<RunJournal> journal;
   Status ready;
+  if (options.checkpoint_every_s > 0.0) {
+    if (options.out_dir.empty()) return fail("--checkpoint-every needs --out DIR to write into", 2);
+    if (options.server == ServerPlacement::kHogwild || options.engine == EngineKind::kMpi) {
+      return fail(
+          fmt::format("--checkpoint-every is not supported with {} yet; use --server "
+                      "inline or thread",
+                      options.engine == EngineKind::kMpi ? "--engine mpi" : "--server hogwild"),
+          2);
+    }
+  }
   if (!options.out_dir.empty() && mpi::reports()) {
-    auto opened = RunJournal::open(options.out_dir, options.force ? RunJournal::Existing::kOverwrite
-                                                                  : RunJournal::Existing::kRefuse);
+    const auto existing = resume          ? RunJournal::Existing::kContinue
+                          : options.force ? RunJournal::Existing::kOverwrite
+                                          : RunJournal::Existing::kRefuse;
+    auto opened =
+        RunJournal::open(options.out_dir, existing, resume ? resume->offsets : JournalOffsets{});
     if (opened) {
       journal = std::move(opened).value();
     } else {
@@ -86,7 +99,8 @@ int run_train(const TrainerOptions& given) {
   if (ready && !data) ready = data.error();
   // --engine mpi: every rank is ready, or all stop and rank 0 names the one that is not.
   if (auto s = mpi::agree(ready); !s) return fail(s.error().message);
-  auto run = train(*resolved, *data, TrainIo{interrupt.flag(), journal.get()});
+  auto run = train(*resolved, *data,
+                   TrainIo{interrupt.flag(), journal.get(), resume ? &resume->payload : nullptr});
   if (!run) return fail(run.error().message);
   if (!mpi::reports()) return 0;  // a worker rank: rank 0 reports and writes the outputs
 

@@ -65,9 +65,11 @@ struct TrainerOptions {
   std::size_t eval_train_samples = 10000;   // train loss over the first N training samples
 
   // --- Output.
-  std::filesystem::path out_dir;  // --out; empty: nothing written (tests)
-  bool force = false;             // --force: replace a run already in out_dir
-  bool progress = true;           // a progress line on stderr when it is a terminal
+  std::filesystem::path out_dir;     // --out; empty: nothing written (tests)
+  bool force = false;                // --force: replace a run already in out_dir
+  double checkpoint_every_s = 0.0;   // with out_dir: checkpoint.bin this often; 0 = never
+  std::filesystem::path resume_dir;  // --resume DIR: continue the run there
+  bool progress = true;              // a progress line on stderr when it is a terminal
 };
 
 // ResolvedRun::resolve with the result thrown away, for a caller that only wants the check (the

@@ -12,6 +12,7 @@
 
 #include "stalesgd/data/dataset.hpp"
 #include "stalesgd/util/seed.hpp"
+#include "stalesgd/util/state_stream.hpp"
 
 namespace stalesgd {
 
@@ -22,6 +23,11 @@ class MinibatchSampler {
 
   // The next minibatch; valid until the next call.
   Batch next();
+
+  // Checkpoints: where the stream is (engine, epoch permutation, position), so a resumed run
+  // draws the same minibatches.
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
 
  private:
   void reshuffle();

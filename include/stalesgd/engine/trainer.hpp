@@ -20,6 +20,9 @@ namespace stalesgd {
 struct TrainIo {
   const std::atomic<bool>* interrupt = nullptr;  // set (e.g. by a signal handler): stop cleanly
   RunJournal* journal = nullptr;  // --out: rows appended as the run goes (docs/outputs.md)
+  // --resume: a checkpoint's payload (docs/reliability.md); the run continues from it, and
+  // `journal` must have been opened to continue at the checkpoint's offsets.
+  const std::string* resume = nullptr;
 };
 
 // A run that diverged (a non-finite minibatch loss) stops there and returns what it recorded

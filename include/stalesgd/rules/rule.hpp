@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stalesgd/util/result.hpp"
+#include "stalesgd/util/state_stream.hpp"
 
 namespace stalesgd {
 
@@ -57,6 +58,13 @@ class Rule {
 
   // Accepted gradients in the current (unfinished) round.
   int pending() const { return pending_; }
+
+  // A checkpoint's copy of the rule's state (K, the round so far), and its restore; a reader
+  // whose K or round does not fit this rule is marked bad.
+  virtual void save(StateWriter& out) const;
+  virtual void load(StateReader& in);
+  // Forgets the round so far (a real-clock run resumed from a checkpoint starts a new round).
+  virtual void clear_round() { pending_ = 0; }
 
  protected:
   Rule(int workers, int k) : workers_(workers), k_(k) {}

@@ -12,6 +12,7 @@
 #include "stalesgd/straggler/distribution.hpp"
 #include "stalesgd/util/result.hpp"
 #include "stalesgd/util/seed.hpp"
+#include "stalesgd/util/state_stream.hpp"
 
 namespace stalesgd {
 
@@ -55,6 +56,10 @@ class DelaySampler {
   double next(double now_s);
 
   int worker() const { return worker_; }
+
+  // Checkpoints: the generator and the trace positions, so a resumed run draws the same delays.
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
 
  private:
   std::shared_ptr<const detail::ProfileState> state_;

@@ -1,0 +1,185 @@
+// checkpoint.bin: the envelope (magic, format, length, CRC-32) and the part every engine shares.
+#include "output/checkpoint.hpp"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace stalesgd {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kMagic = "stalesgd checkpoint\n";
+constexpr std::uint64_t kFormat = 1;
+
+std::uint32_t crc(std::string_view bytes) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  // zlib takes uInt lengths: feed large payloads in pieces.
+  for (std::size_t at = 0; at < bytes.size();) {
+    const std::size_t n = std::min<std::size_t>(bytes.size() - at, 1u << 30);
+    c = crc32(c, reinterpret_cast<const Bytef*>(bytes.data() + at), static_cast<uInt>(n));
+    at += n;
+  }
+  return static_cast<std::uint32_t>(c);
+}
+
+}  // namespace
+
+void save_header(StateWriter& out, const CheckpointHeader& h) {
+  out.tag("run");
+  out.u64(h.args.size());
+  for (const auto& a : h.args) out.str(a);
+  out.str(h.engine);
+  out.f64(h.t);
+  const JournalOffsets& o = h.offsets;
+  for (std::uint64_t v : {o.update_rows, o.update_bytes, o.gradient_rows, o.gradient_bytes,
+                          o.eval_rows, o.eval_bytes}) {
+    out.u64(v);
+  }
+  out.u64(h.snapshots);
+  out.u64(h.evals_skipped);
+  out.tag("records");
+  out.u64(h.rows.updates.size());
+  for (const auto& u : h.rows.updates) {
+    out.u64(u.iteration);
+    out.f64(u.wall_s);
+    out.i64(u.n_grads);
+    out.f64(u.mean_staleness);
+    out.u64(u.max_staleness);
+    out.f64(u.lr);
+    out.f64(u.minibatch_loss);
+  }
+  out.u64(h.rows.gradients.size());
+  for (const auto& g : h.rows.gradients) {
+    out.u64(g.iteration);
+    out.i64(g.worker);
+    out.u64(g.computed_on);
+    out.u64(g.staleness);
+  }
+  out.u64(h.rows.evals.size());
+  for (const auto& e : h.rows.evals) {
+    out.f64(e.wall_s);
+    out.u64(e.iteration);
+    out.f64(e.train_loss);
+    out.f64(e.test_loss);
+    out.f64(e.test_error);
+  }
+}
+
+CheckpointHeader load_header(StateReader& in) {
+  CheckpointHeader h;
+  if (!in.tag("run")) return h;
+  // Each element takes at least 8 bytes: a count beyond what is left is corrupt, and stopping
+  // at the first failure keeps a corrupt count from looping long.
+  const auto count = [&](std::uint64_t per_row) {
+    const std::uint64_t n = in.u64();
+    if (n > (std::uint64_t{1} << 40) / per_row) in.fail("a count larger than the file");
+    return in.ok() ? n : 0;
+  };
+  for (std::uint64_t i = 0, n = count(8); i < n && in.ok(); ++i) h.args.push_back(in.str());
+  h.engine = in.str();
+  h.t = in.f64();
+  JournalOffsets& o = h.offsets;
+  for (std::uint64_t* v : {&o.update_rows, &o.update_bytes, &o.gradient_rows, &o.gradient_bytes,
+                           &o.eval_rows, &o.eval_bytes}) {
+    *v = in.u64();
+  }
+  h.snapshots = in.u64();
+  h.evals_skipped = in.u64();
+  if (!in.tag("records")) return h;
+  for (std::uint64_t i = 0, n = count(56); i < n && in.ok(); ++i) {
+    UpdateRecord u;
+    u.iteration = in.u64();
+    u.wall_s = in.f64();
+    u.n_grads = static_cast<int>(in.i64());
+    u.mean_staleness = in.f64();
+    u.max_staleness = in.u64();
+    u.lr = in.f64();
+    u.minibatch_loss = in.f64();
+    h.rows.updates.push_back(u);
+  }
+  for (std::uint64_t i = 0, n = count(32); i < n && in.ok(); ++i) {
+    GradientRecord g;
+    g.iteration = in.u64();
+    g.worker = static_cast<int>(in.i64());
+    g.computed_on = in.u64();
+    g.staleness = in.u64();
+    h.rows.gradients.push_back(g);
+  }
+  for (std::uint64_t i = 0, n = count(40); i < n && in.ok(); ++i) {
+    EvalRecord e;
+    e.wall_s = in.f64();
+    e.iteration = in.u64();
+    e.train_loss = in.f64();
+    e.test_loss = in.f64();
+    e.test_error = in.f64();
+    h.rows.evals.push_back(e);
+  }
+  if (in.ok() && (o.update_rows != h.rows.updates.size() ||
+                  o.gradient_rows != h.rows.gradients.size() ||
+                  o.eval_rows != h.rows.evals.size())) {
+    in.fail("the journal offsets do not match the records");
+  }
+  return h;
+}
+
+Status write_checkpoint(const fs::path& dir, const std::string& payload) {
+  std::string file(kMagic);
+  const std::uint64_t format = kFormat, size = payload.size();
+  file.append(reinterpret_cast<const char*>(&format), sizeof format);
+  file.append(reinterpret_cast<const char*>(&size), sizeof size);
+  file += payload;
+  const std::uint32_t c = crc(payload);
+  file.append(reinterpret_cast<const char*>(&c), sizeof c);
+  return write_file_atomically(dir / kCheckpointFile, file);
+}
+
+Result<std::string> unwrap_checkpoint(std::string_view bytes, const std::string& name) {
+  const std::size_t head = kMagic.size() + 16;
+  if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic) {
+    return Error{fmt::format("{} is not a stalesgd checkpoint", name)};
+  }
+  if (bytes.size() < head + 4) return Error{fmt::format("{} is truncated", name)};
+  std::uint64_t format = 0, size = 0;
+  std::memcpy(&format, bytes.data() + kMagic.size(), sizeof format);
+  std::memcpy(&size, bytes.data() + kMagic.size() + 8, sizeof size);
+  if (format != kFormat) {
+    return Error{fmt::format("{} has checkpoint format {}; this stalesgd reads format {}", name,
+                             format, kFormat)};
+  }
+  if (size != bytes.size() - head - 4) {
+    return Error{fmt::format("{} is truncated or padded: {} payload bytes for {} recorded", name,
+                             bytes.size() - head - 4, size)};
+  }
+  const std::string_view payload = bytes.substr(head, size);
+  std::uint32_t stored = 0;
+  std::memcpy(&stored, bytes.data() + head + size, sizeof stored);
+  if (crc(payload) != stored) {
+    return Error{fmt::format("{} is corrupt (its checksum does not match)", name)};
+  }
+  return std::string(payload);
+}
+
+Result<std::string> read_checkpoint(const fs::path& dir) {
+  const fs::path path = dir / kCheckpointFile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (!fs::exists(path)) {
+      return Error{fmt::format(
+          "{} has no {}: only a run started with --checkpoint-every can be resumed",
+          dir.string(), kCheckpointFile)};
+    }
+    return io_error("cannot read", path, errno);
+  }
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return io_error("cannot read", path, errno);
+  return unwrap_checkpoint(bytes.str(), path.string());
+}
+
+}  // namespace stalesgd

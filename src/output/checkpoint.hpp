@@ -1,0 +1,45 @@
+// checkpoint.bin: everything a run needs to continue (docs/reliability.md). The file is a magic
+// line, a format number, the payload's length, the payload and its CRC-32; it is written through
+// a temporary file, fsync and rename, so a crash leaves the previous checkpoint or the new one,
+// never a torn one. The payload starts with the part every engine shares (CheckpointHeader:
+// the run's flags, the clock, how far each journal file was written, the evaluations so far,
+// the records) and goes on with the engine's own state.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stalesgd/metrics/records.hpp"
+#include "stalesgd/output/run_journal.hpp"
+#include "stalesgd/util/result.hpp"
+#include "stalesgd/util/state_stream.hpp"
+
+namespace stalesgd {
+
+inline constexpr const char* kCheckpointFile = "checkpoint.bin";
+
+struct CheckpointHeader {
+  std::vector<std::string> args;  // the run's flags (options_to_args), without --out
+  std::string engine;             // which engine wrote it ("virtual", "thread", ...)
+  double t = 0.0;                 // the run's clock at the checkpoint, seconds
+  JournalOffsets offsets;         // the journal files hold exactly the rows below
+  std::uint64_t snapshots = 0;    // snapshots taken
+  std::uint64_t evals_skipped = 0;
+  RunRecord rows;                 // updates, gradients and evals so far
+};
+
+void save_header(StateWriter& out, const CheckpointHeader& header);
+// A header that does not parse leaves `in` bad (in.error() says where).
+CheckpointHeader load_header(StateReader& in);
+
+// Wraps `payload` (magic, format, length, CRC) and writes DIR/checkpoint.bin atomically.
+Status write_checkpoint(const std::filesystem::path& dir, const std::string& payload);
+// The payload of DIR/checkpoint.bin, checked; an Error names the file and what is wrong.
+Result<std::string> read_checkpoint(const std::filesystem::path& dir);
+// The same check on a file's bytes (`name` for the messages).
+Result<std::string> unwrap_checkpoint(std::string_view bytes, const std::string& name);
+
+}  // namespace stalesgd

@@ -1,0 +1,98 @@
+// `stalesgd train --resume DIR`: the run's flags from its checkpoint, then train() continues it
+// (docs/reliability.md).
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "config/option_table.hpp"
+#include "output/checkpoint.hpp"
+
+namespace stalesgd::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The value the checkpoint's command line gives `flag`, for messages.
+std::string checkpoint_value(const std::vector<std::string>& args, const std::string& flag) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--" + flag) continue;
+    if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) return args[i + 1];
+    return "(on)";
+  }
+  return "(not given)";
+}
+
+}  // namespace
+
+int run_resume(const TrainerOptions& given, const std::vector<std::string>& flags) {
+  const fs::path dir = given.resume_dir;
+  std::error_code ec;
+  if (fs::exists(dir / "summary.json", ec)) {
+    std::ifstream in(dir / "summary.json");
+    const auto summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    const bool interrupted = summary.is_object() && summary.value("stop_reason", "") ==
+                                                        std::string("interrupted");
+    if (!interrupted) {
+      return fail(fmt::format("{} holds a finished run (summary.json); nothing to resume",
+                              dir.string()));
+    }
+  }
+  auto payload = read_checkpoint(dir);
+  if (!payload) return fail(payload.error().message);
+  StateReader in(*payload);
+  const CheckpointHeader header = load_header(in);
+  if (!in.ok()) {
+    return fail(fmt::format("{}: {}", (dir / kCheckpointFile).string(), in.error()));
+  }
+
+  // The run's own flags, as the checkpoint recorded them.
+  TrainerOptions o;
+  for (std::size_t i = 0; i < header.args.size(); ++i) {
+    const std::string& arg = header.args[i];
+    const OptionDecl* d = arg.rfind("--", 0) == 0 ? find_option(arg.substr(2)) : nullptr;
+    if (d == nullptr) {
+      return fail(fmt::format("{}: unknown flag '{}' recorded; was it written by another "
+                              "version of stalesgd?",
+                              (dir / kCheckpointFile).string(), arg));
+    }
+    if (d->type == OptionType::kSwitch) {
+      set_switch(*d, true, o);
+    } else if (i + 1 >= header.args.size()) {
+      return fail(fmt::format("{}: flag '{}' recorded without its value",
+                              (dir / kCheckpointFile).string(), arg));
+    } else if (auto s = set_from_text(*d, header.args[++i], o); !s) {
+      return fail(fmt::format("{}: {}", (dir / kCheckpointFile).string(), s.error().message));
+    }
+  }
+  o.out_dir = dir;
+  o.resume_dir = dir;
+  o.progress = given.progress;
+  // Flags given beside --resume must agree with the run's: a resumed run is the same run.
+  for (const auto& flag : flags) {
+    if (flag == "resume" || flag == "no-progress") continue;
+    if (flag == "data-dir") {  // the data may have moved; it is the same data
+      o.data_dir = given.data_dir;
+      continue;
+    }
+    if (flag == "out") {
+      if (fs::weakly_canonical(given.out_dir, ec) != fs::weakly_canonical(dir, ec)) {
+        return fail(fmt::format("--out {} conflicts with --resume {}: a resumed run writes into "
+                                "its own folder",
+                                given.out_dir.string(), dir.string()));
+      }
+      continue;
+    }
+    const OptionDecl* d = find_option(flag);
+    if (d == nullptr || d->get(given) != d->get(o)) {
+      return fail(fmt::format("--{} conflicts with the run's --{} {}: --resume continues a run "
+                              "with the flags in its checkpoint",
+                              flag, flag, checkpoint_value(header.args, flag)));
+    }
+  }
+  return run_train(o, ResumePoint{std::move(payload).value(), header.offsets});
+}
+
+}  // namespace stalesgd::cli
