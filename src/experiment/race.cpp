@@ -1,6 +1,6 @@
 #include "stalesgd/experiment/race.hpp"
 
-#include <cstdio>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 
@@ -14,6 +14,7 @@
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
+#include "util/atomic_file.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -181,21 +182,19 @@ Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
 }
 
 Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr)
-    return Error{fmt::format("cannot write {}; check that --out is writable", path.string())};
-  fmt::print(f,
-             "label,slug,rule,k,seed,clock,iterations,wall_s,time_to_target_s,final_test_error,"
-             "seconds_per_iteration,predicted_seconds_per_iteration,predicted_method,"
-             "mean_staleness,p95_staleness,gradients_started,gradients_applied,"
-             "gradients_cancelled,wasted_fraction,stop_reason\n");
+  std::string csv =
+      "label,slug,rule,k,seed,clock,iterations,wall_s,time_to_target_s,final_test_error,"
+      "seconds_per_iteration,predicted_seconds_per_iteration,predicted_method,"
+      "mean_staleness,p95_staleness,gradients_started,gradients_applied,"
+      "gradients_cancelled,wasted_fraction,stop_reason\n";
   for (const auto& r : rows) {
     // Labels may hold commas: quote them (RFC 4180).
     std::string label = r.label;
     for (std::size_t p = 0; (p = label.find('"', p)) != std::string::npos; p += 2)
       label.insert(p, "\"");
-    fmt::print(
-        f, "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}\n",
+    fmt::format_to(
+        std::back_inserter(csv),
+        "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}\n",
         label, r.slug, to_string(r.rule), r.k, r.seed, r.clock, r.iterations, r.wall_s,
         opt(r.time_to_target_s), opt(r.final_test_error), r.seconds_per_iteration,
         opt(r.predicted_seconds_per_iteration),
@@ -203,9 +202,10 @@ Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows)
         r.p95_staleness, r.gradients_started, r.gradients_applied, r.gradients_cancelled,
         r.wasted_fraction, to_string(r.stop_reason));
   }
-  const bool bad = std::ferror(f) != 0;
-  std::fclose(f);
-  if (bad) return Error{fmt::format("error writing {} (disk full?)", path.string())};
+  // Whole or not at all: a crash or a full disk never leaves a cut results.csv.
+  if (auto s = write_file_atomically(path, csv); !s) {
+    return Error{fmt::format("{}; check that --out is writable and has room", s.error().message)};
+  }
   return {};
 }
 

@@ -86,3 +86,23 @@ TEST_CASE("a diverging run is recorded as diverged and the race goes on", "[expe
   CHECK(outcome->rows[1].final_test_error.has_value());
   CHECK_THAT(results_markdown(outcome->rows, 0.0), Contains("| boom | async | 1 | — | diverged |"));
 }
+
+TEST_CASE("results.csv is replaced whole or not at all", "[experiment][race]") {
+  TempDir dir;
+  RaceRow row;
+  row.label = "a, \"quoted\" label";
+  row.slug = "a";
+  REQUIRE(write_results_csv(dir / "results.csv", {row}).ok());
+  const auto first = read_bytes(dir / "results.csv");
+  CHECK_THAT(std::string(first.begin(), first.end()), Contains("\"a, \"\"quoted\"\" label\",a,"));
+  // A folder where results.csv should go: the rename fails, the error is one line.
+  write_bytes(dir / "out" / "results.csv" / "x", {'x'});
+  const Status s = write_results_csv(dir / "out" / "results.csv", {row});
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.error().message,
+             Contains("cannot rename " + (dir / "out").string() + "/results.csv.tmp.") &&
+                 Contains("; check that --out is writable and has room"));
+  CHECK(s.error().message.find('\n') == std::string::npos);
+  CHECK(std::distance(std::filesystem::directory_iterator(dir / "out"),
+                      std::filesystem::directory_iterator()) == 1);
+}
