@@ -7,10 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/mpi/mpi_runtime.hpp"
 #include "experiment/mpi_launch.hpp"
 #include "stalesgd/config/resolved_run.hpp"
-#include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
@@ -117,39 +115,19 @@ std::string opt(const std::optional<double>& v, const char* format = "{:.6g}") {
 Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
                              const std::atomic<bool>* interrupt,
                              const std::function<void(std::size_t, const RaceRow&)>& on_run_done) {
+  auto data = check_race(ex);
+  if (!data) return data.error();
+  return run_race(ex, std::move(data).value(), out_dir, interrupt, on_run_done);
+}
+
+Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path& out_dir,
+                             const std::atomic<bool>* interrupt,
+                             const std::function<void(std::size_t, const RaceRow&)>& on_run_done) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) {
     return Error{fmt::format("cannot create output dir {} ({}); pass a writable --out",
                              out_dir.string(), ec.message())};
-  }
-  // Before any run: an mpi run needs a build with MPI and whole worker ranks.
-  for (const auto& r : ex.runs) {
-    const auto& o = r.options();
-    if (o.engine != EngineKind::kMpi) continue;
-    if (!mpi::available()) {
-      return Error{
-          fmt::format("run '{}': engine = \"mpi\" needs Open MPI, which this build was "
-                      "configured without: install openmpi-bin libopenmpi-dev "
-                      "(tools/setup.sh does) and rebuild (tools/build.sh)",
-                      r.label)};
-    }
-    if (o.workers % o.workers_per_rank != 0) {
-      return Error{
-          fmt::format("run '{}': workers = {} is not a multiple of workers_per_rank = "
-                      "{}; with engine = \"mpi\" P = worker ranks x workers_per_rank",
-                      r.label, o.workers, o.workers_per_rank)};
-    }
-  }
-  // Each data set once, shared by the runs that use it.
-  std::map<std::pair<std::string, std::string>, Dataset> data;
-  for (const auto& r : ex.runs) {
-    if (r.options().engine == EngineKind::kMpi) continue;  // its ranks load their own
-    const auto key = std::make_pair(r.options().dataset, r.options().data_dir.string());
-    if (data.count(key)) continue;
-    auto ds = load_dataset(r.options().dataset, r.options().data_dir);
-    if (!ds) return ds.error();
-    data.emplace(key, std::move(ds).value());
   }
   RaceOutcome outcome;
   for (std::size_t i = 0; i < ex.runs.size(); ++i) {
