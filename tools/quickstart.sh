@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # From a fresh Debian 12 machine: installs what is missing, builds, fetches MNIST, and runs the
 # quickstart race (sync vs async vs k-async vs k-batch-async with stragglers, at most 80 s), then
-# prints the results table and writes the plots into runs/quickstart/.
+# prints the results table and writes the plots into runs/quickstart/ (--force: a second
+# quickstart replaces the first one's files there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,5 +11,5 @@ dir=$(tools/build.sh)
 "$dir"/stalesgd data fetch mnist
 "$dir"/stalesgd data info --dataset mnist
 echo
-"$dir"/stalesgd race --config experiments/quickstart.toml --out runs/quickstart
+"$dir"/stalesgd race --config experiments/quickstart.toml --out runs/quickstart --force
 /usr/bin/python3 tools/plot.py runs/quickstart --title "quickstart: MNIST mlp, P = 8, exp:mean=10ms stragglers"

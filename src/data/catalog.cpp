@@ -26,11 +26,16 @@ Result<ImageShape> dataset_shape(std::string_view name) {
   return ImageShape{1, 28, 28};
 }
 
+Result<int> dataset_classes(std::string_view name) {
+  if (auto s = check_dataset_name(name); !s) return s.error();
+  return 10;
+}
+
 Result<Dataset> load_dataset(std::string_view name, const std::filesystem::path& data_dir) {
   if (auto s = check_dataset_name(name); !s) return s.error();
   Dataset ds;
   ds.name = std::string(name);
-  ds.num_classes = 10;
+  ds.num_classes = *dataset_classes(name);
   const std::filesystem::path dir = data_dir / ds.name;
   const std::string dir_flag =
       data_dir == "data" ? "" : fmt::format(" --data-dir {}", data_dir.string());

@@ -1,26 +1,49 @@
 #include "data/file_bytes.hpp"
 
+#include <sys/stat.h>
 #include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
 namespace stalesgd {
 
+Error read_error(const std::filesystem::path& path, int errnum, const std::string& fix) {
+  switch (errnum) {
+    case ENOENT:
+      return Error{fmt::format("{}: file not found; {}", path.string(), fix)};
+    case EACCES:
+    case EPERM:
+      return Error{
+          fmt::format("permission denied reading {}; let this user read the file and search "
+                      "its folders (see ls -l), or use another --data-dir",
+                      path.string())};
+    case 0:  // gzopen can fail without a system error (out of memory)
+      return Error{fmt::format("{}: cannot open for reading; {}", path.string(), fix)};
+    default:
+      return Error{
+          fmt::format("cannot read {} ({}); {}", path.string(), std::strerror(errnum), fix)};
+  }
+}
+
 Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path,
                                                   const std::string& fix) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return Error{fmt::format("{}: file not found; {}", path.string(), fix)};
+  // stat and open say why a file cannot be read: missing, denied, or a path through a file.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return read_error(path, errno, fix);
+  if (!S_ISREG(st.st_mode)) {
+    return Error{fmt::format("{}: not a regular file ({}); {}", path.string(),
+                             S_ISDIR(st.st_mode) ? "a folder" : "a special file", fix)};
   }
+  errno = 0;
   gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    return Error{fmt::format("{}: cannot open for reading; check its permissions or {}",
-                             path.string(), fix)};
-  }
+  if (file == nullptr) return read_error(path, errno, fix);
   gzbuffer(file, 1 << 20);
   std::vector<std::uint8_t> bytes;
   // A plain file's size is known; a .gz grows as it inflates.
-  bytes.reserve(static_cast<std::size_t>(std::filesystem::file_size(path, ec)));
+  bytes.reserve(static_cast<std::size_t>(st.st_size));
   constexpr unsigned kChunk = 1 << 20;
   for (;;) {
     const std::size_t old = bytes.size();

@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include <set>
+#include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -44,11 +45,56 @@ std::string known_keys() {
   return keys;
 }
 
+// What a value is, for "must be ..., not <it>": `the integer 5`, `the string "4"`, `an array`.
+std::string shown(const toml::node& node) {
+  std::ostringstream value;
+  node.visit([&](const auto& v) {
+    if constexpr (toml::is_value<decltype(v)>) value << v;  // as TOML writes it
+  });
+  switch (node.type()) {
+    case toml::node_type::string:
+      return "the string " + value.str();
+    case toml::node_type::integer:
+      return "the integer " + value.str();
+    case toml::node_type::floating_point:
+      return "the number " + value.str();
+    case toml::node_type::boolean:
+      return value.str();
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    default:  // dates and times
+      return "the date or time " + value.str();
+  }
+}
+
+// Whether `node` has the TOML type `option` takes (its value may still be out of range).
+bool has_toml_type(const OptionDecl& option, const toml::node& node) {
+  switch (option.type) {
+    case OptionType::kString:
+    case OptionType::kChoice:
+    case OptionType::kDuration:
+      return node.is_string();
+    case OptionType::kInteger:
+    case OptionType::kUnsigned:
+      return node.is_integer();
+    case OptionType::kNumber:
+      return node.is_integer() || node.is_floating_point();
+    case OptionType::kIntList:
+      return node.is_array();
+    case OptionType::kSwitch:
+      return node.is_boolean();
+  }
+  return false;
+}
+
 // A top-level or [[run]] key that must be a string when present (name, description, label).
 Status check_string(const fs::path& file, const toml::table& table, const char* key) {
   const toml::node* n = table.get(key);
   if (n != nullptr && !n->is_string()) {
-    return Error{fmt::format("{}: key '{}' must be a string", where(file, *n), key)};
+    return Error{
+        fmt::format("{}: key '{}' must be a string, not {}", where(file, *n), key, shown(*n))};
   }
   return {};
 }
@@ -71,7 +117,10 @@ Status apply_table(const fs::path& file, const toml::table& table,
                       where(file, node), k, known_keys())};
     }
     if (auto s = set_from_toml(*option, node, o); !s) {
-      return Error{fmt::format("{}: key '{}' {}", where(file, node), k, s.error().message)};
+      // A value of the wrong type says what it is; one of the right type was out of range.
+      const std::string what =
+          has_toml_type(*option, node) ? std::string() : ", not " + shown(node);
+      return Error{fmt::format("{}: key '{}' {}{}", where(file, node), k, s.error().message, what)};
     }
   }
   return {};
@@ -125,9 +174,9 @@ Result<Experiment> load_experiment(const fs::path& path) {
   if (const toml::node* n = doc.get("seeds")) {
     const auto* a = n->as_array();
     if (a == nullptr || a->empty()) {
-      return Error{
-          fmt::format("{}: key 'seeds' must be a non-empty array of integers, e.g. [1, 2, 3]",
-                      where(path, *n))};
+      return Error{fmt::format(
+          "{}: key 'seeds' must be a non-empty array of integers, e.g. [1, 2, 3], not {}",
+          where(path, *n), a == nullptr ? shown(*n) : "an empty array")};
     }
     seeds.clear();
     for (const auto& e : *a) {
@@ -141,6 +190,13 @@ Result<Experiment> load_experiment(const fs::path& path) {
 
   const toml::node* runs_node = doc.get("run");
   const toml::array* runs = runs_node ? runs_node->as_array() : nullptr;
+  if (runs_node != nullptr &&
+      (runs == nullptr || (!runs->empty() && !runs->is_array_of_tables()))) {
+    return Error{fmt::format(
+        "{}: key 'run' must be [[run]] tables, each with a label and a rule, "
+        "not {}",
+        where(path, *runs_node), runs == nullptr ? shown(*runs_node) : "an array of values")};
+  }
   if (runs == nullptr || runs->empty() || !runs->is_array_of_tables()) {
     return Error{fmt::format("{}: no runs; add at least one [[run]] table with a label and a rule",
                              path.string())};

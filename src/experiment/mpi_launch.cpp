@@ -57,7 +57,7 @@ std::string job_error(const fs::path& log) {
 
 Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path& dir,
                                         const std::atomic<bool>* interrupt) {
-  TrainerOptions o = run.options();  // workers: a multiple of workers_per_rank (run_race)
+  TrainerOptions o = run.options();  // workers: a multiple of workers_per_rank (check_race)
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return Error{fmt::format("cannot find the stalesgd binary ({})", ec.message())};
@@ -88,6 +88,11 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
   // too; the job's stderr goes to a log in the run's folder, and an error is read back from it.
   fs::create_directories(out, ec);
   if (ec) return Error{fmt::format("cannot create {} ({})", out.string(), ec.message())};
+  // The summary read back below must be this job's, not one an earlier race (--force) left.
+  fs::remove(out / "summary.json", ec);
+  if (ec)
+    return Error{
+        fmt::format("cannot replace {} ({})", (out / "summary.json").string(), ec.message())};
   const fs::path log = out / "mpirun.log";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

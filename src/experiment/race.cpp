@@ -1,19 +1,18 @@
 #include "stalesgd/experiment/race.hpp"
 
-#include <cstdio>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/mpi/mpi_runtime.hpp"
 #include "experiment/mpi_launch.hpp"
 #include "stalesgd/config/resolved_run.hpp"
-#include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
+#include "util/atomic_file.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -116,39 +115,19 @@ std::string opt(const std::optional<double>& v, const char* format = "{:.6g}") {
 Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
                              const std::atomic<bool>* interrupt,
                              const std::function<void(std::size_t, const RaceRow&)>& on_run_done) {
+  auto data = check_race(ex);
+  if (!data) return data.error();
+  return run_race(ex, std::move(data).value(), out_dir, interrupt, on_run_done);
+}
+
+Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path& out_dir,
+                             const std::atomic<bool>* interrupt,
+                             const std::function<void(std::size_t, const RaceRow&)>& on_run_done) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) {
     return Error{fmt::format("cannot create output dir {} ({}); pass a writable --out",
                              out_dir.string(), ec.message())};
-  }
-  // Before any run: an mpi run needs a build with MPI and whole worker ranks.
-  for (const auto& r : ex.runs) {
-    const auto& o = r.options();
-    if (o.engine != EngineKind::kMpi) continue;
-    if (!mpi::available()) {
-      return Error{
-          fmt::format("run '{}': engine = \"mpi\" needs Open MPI, which this build was "
-                      "configured without: install openmpi-bin libopenmpi-dev "
-                      "(tools/setup.sh does) and rebuild (tools/build.sh)",
-                      r.label)};
-    }
-    if (o.workers % o.workers_per_rank != 0) {
-      return Error{
-          fmt::format("run '{}': workers = {} is not a multiple of workers_per_rank = "
-                      "{}; with engine = \"mpi\" P = worker ranks x workers_per_rank",
-                      r.label, o.workers, o.workers_per_rank)};
-    }
-  }
-  // Each data set once, shared by the runs that use it.
-  std::map<std::pair<std::string, std::string>, Dataset> data;
-  for (const auto& r : ex.runs) {
-    if (r.options().engine == EngineKind::kMpi) continue;  // its ranks load their own
-    const auto key = std::make_pair(r.options().dataset, r.options().data_dir.string());
-    if (data.count(key)) continue;
-    auto ds = load_dataset(r.options().dataset, r.options().data_dir);
-    if (!ds) return ds.error();
-    data.emplace(key, std::move(ds).value());
   }
   RaceOutcome outcome;
   for (std::size_t i = 0; i < ex.runs.size(); ++i) {
@@ -181,21 +160,19 @@ Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
 }
 
 Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr)
-    return Error{fmt::format("cannot write {}; check that --out is writable", path.string())};
-  fmt::print(f,
-             "label,slug,rule,k,seed,clock,iterations,wall_s,time_to_target_s,final_test_error,"
-             "seconds_per_iteration,predicted_seconds_per_iteration,predicted_method,"
-             "mean_staleness,p95_staleness,gradients_started,gradients_applied,"
-             "gradients_cancelled,wasted_fraction,stop_reason\n");
+  std::string csv =
+      "label,slug,rule,k,seed,clock,iterations,wall_s,time_to_target_s,final_test_error,"
+      "seconds_per_iteration,predicted_seconds_per_iteration,predicted_method,"
+      "mean_staleness,p95_staleness,gradients_started,gradients_applied,"
+      "gradients_cancelled,wasted_fraction,stop_reason\n";
   for (const auto& r : rows) {
     // Labels may hold commas: quote them (RFC 4180).
     std::string label = r.label;
     for (std::size_t p = 0; (p = label.find('"', p)) != std::string::npos; p += 2)
       label.insert(p, "\"");
-    fmt::print(
-        f, "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}\n",
+    fmt::format_to(
+        std::back_inserter(csv),
+        "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}\n",
         label, r.slug, to_string(r.rule), r.k, r.seed, r.clock, r.iterations, r.wall_s,
         opt(r.time_to_target_s), opt(r.final_test_error), r.seconds_per_iteration,
         opt(r.predicted_seconds_per_iteration),
@@ -203,9 +180,10 @@ Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows)
         r.p95_staleness, r.gradients_started, r.gradients_applied, r.gradients_cancelled,
         r.wasted_fraction, to_string(r.stop_reason));
   }
-  const bool bad = std::ferror(f) != 0;
-  std::fclose(f);
-  if (bad) return Error{fmt::format("error writing {} (disk full?)", path.string())};
+  // Whole or not at all: a crash or a full disk never leaves a cut results.csv.
+  if (auto s = write_file_atomically(path, csv); !s) {
+    return Error{fmt::format("{}; check that --out is writable and has room", s.error().message)};
+  }
   return {};
 }
 

@@ -1,9 +1,9 @@
 // DelaySampler: one worker's stream of delays, drawn from its own seeded generator.
 #include <fmt/format.h>
 
-#include <limits>
 #include <stdexcept>
 
+#include "stalesgd/straggler/duration.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "straggler/profile_state.hpp"
 
@@ -38,7 +38,9 @@ double DelaySampler::next(double now_s) {
   } else {
     x = source.dist->sample(rng_);
   }
-  return std::min(x * seg.factor, std::numeric_limits<double>::max());
+  // A draw past the longest time the clocks hold (a heavy tail, a large factor) waits that
+  // long instead: on the real clock a longer sleep would wrap into no delay at all.
+  return std::min(x * seg.factor, kMaxDurationSeconds);
 }
 
 void DelaySampler::save(StateWriter& out) const {

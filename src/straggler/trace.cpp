@@ -11,6 +11,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "stalesgd/straggler/duration.hpp"
 #include "straggler/families.hpp"
 #include "straggler/spec_text.hpp"
 #include "straggler/uniform01.hpp"
@@ -144,7 +145,15 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
       }
       if (!std::isfinite(v)) return fail(where + " is not finite; write a finite delay, e.g. 12.5");
       if (v < 0) return fail(where + " is negative; delays must be >= 0");
-      table->columns[c].push_back(v / per_second[c] + 0.0);
+      const double seconds = v / per_second[c] + 0.0;
+      // As parse_duration: a longer delay would wrap the engines' nanosecond clocks.
+      if (seconds > kMaxDurationSeconds) {
+        return fail(
+            fmt::format("{} is longer than {:g}s (about 31 years), the longest the run's "
+                        "clocks hold; write a shorter delay",
+                        where, kMaxDurationSeconds));
+      }
+      table->columns[c].push_back(seconds);
     }
   }
   if (in.bad()) return Error{fmt::format("trace file '{}' could not be read to the end", shown)};

@@ -1,14 +1,31 @@
 // Monte-Carlo E[T]: the EventSimulator driving the bare round protocol and rule (no gradients),
 // so the estimate covers every delay spec and every rule, exactly as the engines schedule them.
 #include <cmath>
+#include <limits>
+#include <new>
+#include <optional>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "sim/event_simulator.hpp"
 #include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/util/seed.hpp"
+#include "util/memory.hpp"
 
 namespace stalesgd {
 namespace {
+
+constexpr std::uint64_t kBatches = 32;
+
+std::uint64_t warmup_of(int workers) {
+  return 10 * static_cast<std::uint64_t>(workers);
+}
+
+// "1.5 GB", "800 GB": a size for a message.
+std::string gigabytes(double bytes) {
+  return fmt::format("{:.3g} GB", bytes / 1e9);
+}
 
 class RuleOnly final : public EventSimulator::Callbacks {
  public:
@@ -46,18 +63,47 @@ class RuleOnly final : public EventSimulator::Callbacks {
 
 }  // namespace
 
+std::uint64_t monte_carlo_max_iterations(int workers) {
+  const std::uint64_t warmup = warmup_of(workers) + 1;  // + 1: update_times' reserve
+  const std::uint64_t bytes = memory_bytes();
+  if (bytes == 0) return std::numeric_limits<std::uint64_t>::max() - warmup;  // unknown: no bound
+  // Half of the memory: the rest of the process, and the rest of the machine, need room too.
+  const std::uint64_t slots = bytes / 2 / sizeof(double);
+  return slots > warmup + kBatches ? slots - warmup : kBatches;
+}
+
+Status check_monte_carlo_size(int workers, std::uint64_t iterations) {
+  const std::uint64_t max = monte_carlo_max_iterations(workers);
+  if (iterations <= max) return {};
+  // In doubles: warm-up + iterations may not fit in 64 bits (--samples 18446744073709551615).
+  const double need =
+      (static_cast<double>(iterations) + static_cast<double>(warmup_of(workers))) * sizeof(double);
+  return Error{fmt::format(
+      "--samples {} needs {} to keep every update's time, more than half of the {} of memory "
+      "here; give --samples {} or fewer (the default, 20000, is plenty)",
+      iterations, gigabytes(need), gigabytes(static_cast<double>(memory_bytes())), max)};
+}
+
 Result<MonteCarloEstimate> monte_carlo_runtime(const RuleConfig& config,
                                                const StragglerProfile& profile,
                                                std::uint64_t iterations, std::uint64_t seed,
                                                DelayMode mode, double compute_s) {
   const int workers = config.workers;
-  constexpr std::uint64_t kBatches = 32;
   if (iterations < kBatches) iterations = kBatches;
-  const std::uint64_t warmup = 10 * static_cast<std::uint64_t>(workers);
-  RuleOnly callbacks(make_rule(config), workers, warmup + iterations);
+  if (auto s = check_monte_carlo_size(workers, iterations); !s) return s.error();
+  const std::uint64_t warmup = warmup_of(workers);
+  std::optional<RuleOnly> callbacks;
+  try {
+    callbacks.emplace(make_rule(config), workers, warmup + iterations);
+  } catch (const std::bad_alloc&) {
+    return Error{fmt::format(
+        "--samples {}: cannot allocate {} for the update times (the machine's memory is in "
+        "use); give fewer --samples",
+        iterations, gigabytes(static_cast<double>(warmup + iterations + 1) * sizeof(double)))};
+  }
   EventSimulator sim(workers, profile, derive_seed(seed, SeedStream::kTheory), mode, compute_s);
-  if (auto s = sim.run(callbacks); !s) return s.error();
-  const auto& t = callbacks.update_times();
+  if (auto s = sim.run(*callbacks); !s) return s.error();
+  const auto& t = callbacks->update_times();
   // Batch means over the post-warm-up updates: iteration times are correlated (async rules
   // carry residual work across updates), batches of many updates are nearly independent.
   const std::uint64_t per_batch = iterations / kBatches;
@@ -78,7 +124,7 @@ Result<MonteCarloEstimate> monte_carlo_runtime(const RuleConfig& config,
   est.seconds = mean;
   est.ci95 = 2.0395 * std::sqrt(var / kBatches);  // Student t, 31 degrees of freedom
   est.iterations = per_batch * kBatches;
-  est.mean_staleness = callbacks.mean_staleness();
+  est.mean_staleness = callbacks->mean_staleness();
   return est;
 }
 

@@ -301,7 +301,10 @@ TEST_CASE("a flag given twice is refused in one line, exit 2", "[config][cli]") 
            {"train", "--k", "2", "--rule", "k-sync", "--k=3"},
            {"train", "--sequential", "--sequential"},
            {"theory", "--workers", "2", "--delay", "exp:mean=1ms", "--workers", "3"},
+           {"train", "--seed", "1", "--seed", "2"},
+           {"theory", "--delay", "exp:mean=1ms", "--samples", "100", "--samples", "200"},
            {"race", "--config", "a.toml", "--config", "b.toml"},
+           {"race", "--config", "a.toml", "--force", "--force"},
            {"data", "info", "--dataset", "mnist", "--dataset", "mnist"}}) {
     const auto r = run_cli(args);
     INFO(r.output);

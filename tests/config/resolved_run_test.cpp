@@ -104,6 +104,47 @@ TEST_CASE("resolve rejects --compute-time on the real clock", "[config]") {
   CHECK(ResolvedRun::resolve(o).ok());
 }
 
+TEST_CASE("train and race refuse --compute-time on the real clock in one line", "[config][cli]") {
+  const std::string line =
+      "--compute-time models a gradient's compute on the virtual clock; on the real clock "
+      "compute takes what it takes: drop --compute-time or add --clock virtual";
+  auto r = run_cli({"train", "--compute-time", "2ms", "--iterations", "10"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.output == "stalesgd: error: " + line + "\n");
+  TempDir dir;
+  std::ofstream(dir / "x.toml") << "iterations = 10\ncompute_time = \"2ms\"\n[[run]]\n"
+                                   "label = \"a\"\n";
+  r = run_cli({"race", "--config", (dir / "x.toml").string(), "--dry-run"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.output ==
+        "stalesgd: error: " + (dir / "x.toml").string() + ":3: run 'a': " + line + "\n");
+}
+
+TEST_CASE("every time a run takes is refused over 1e9 s in one line", "[config][cli]") {
+  // Longer times wrapped the engines' nanosecond clocks (duration.hpp's kMaxDurationSeconds).
+  const std::vector<std::vector<std::string>> cases{
+      {"--time", "1e10s"},
+      {"--eval-every", "1e10s"},
+      {"--clock", "virtual", "--compute-time", "1e10s"},
+      {"--rule", "k-async", "--k", "1", "--adasync-every", "1e10s"},
+      {"--delay", "const:1e10s"},
+      {"--delay", "exp:mean=1e10s"},
+      {"--delay", "uniform:1ms..1e10s"},
+      {"--delay", "mix:0.5*const:1ms+0.5*const:1e10s"},
+      {"--delay", "exp:mean=1ms;w0@1e10s=x2"},
+  };
+  for (const auto& flags : cases) {
+    std::vector<std::string> args{"train", "--iterations", "10"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto r = run_cli(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.output) == 1);
+    CHECK_THAT(r.output, Contains("'1e10s' is longer than 1e+09s (about 31 years), the longest "
+                                  "the run's clocks hold; write a shorter time"));
+  }
+}
+
 TEST_CASE("stalesgd train opens a trace file exactly once", "[config]") {
   if (!program_available("strace")) {
     FAIL(

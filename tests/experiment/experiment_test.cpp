@@ -94,6 +94,57 @@ TEST_CASE("experiment: errors name the file, the line and the key", "[experiment
              Contains("config file not found"));
 }
 
+TEST_CASE("experiment: a key of the wrong type says what it needs and what it got",
+          "[experiment]") {
+  TempDir dir;
+  const std::string run = "[[run]]\nlabel = \"a\"\n";
+  // One key of each type the file has, given a value of another type.
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"name = 5\n" + run, "exp.toml:1: key 'name' must be a string, not the integer 5"},
+      {"description = true\n" + run, "exp.toml:1: key 'description' must be a string, not true"},
+      {"time = \"1s\"\n[[run]]\nlabel = 4\n",
+       "exp.toml:3: key 'label' must be a string, not the integer 4"},
+      {"dataset = [1]\n" + run, "exp.toml:1: key 'dataset' must be a string, not an array"},
+      {"workers = \"4\"\n" + run,
+       "exp.toml:1: key 'workers' must be an integer from 1 to 4096, not the string '4'"},
+      {"workers = 4.0\n" + run,
+       "exp.toml:1: key 'workers' must be an integer from 1 to 4096, not the number 4.0"},
+      {"seed = 1.5\n" + run, "exp.toml:1: key 'seed' must be an integer >= 0, not the number 1.5"},
+      {"lr = \"0.1\"\n" + run,
+       "exp.toml:1: key 'lr' must be a finite number, not the string '0.1'"},
+      {"time = 20\n" + run,
+       "exp.toml:1: key 'time' must be a duration string with a unit, e.g. \"20s\" or \"500ms\", "
+       "not the integer 20"},
+      {"clock = 1\n" + run,
+       "exp.toml:1: key 'clock' must be \"real\" or \"virtual\", not the integer 1"},
+      {"hidden = 128\n" + run,
+       "exp.toml:1: key 'hidden' must be an array of integers from 1 to 65536, e.g. [256, 128], "
+       "not the integer 128"},
+      {"seeds = 5\n" + run,
+       "exp.toml:1: key 'seeds' must be a non-empty array of integers, e.g. [1, 2, 3], not the "
+       "integer 5"},
+      {"time = \"1s\"\nrun = 5\n",
+       "exp.toml:2: key 'run' must be [[run]] tables, each with a label and a rule, not the "
+       "integer 5"},
+      {"time = \"1s\"\nrun = [1, 2]\n",
+       "exp.toml:2: key 'run' must be [[run]] tables, each with a label and a rule, not an array "
+       "of values"},
+      {"time = \"1s\"\n[[run]]\nlabel = \"a\"\nk = {a = 1}\n",
+       "exp.toml:4: key 'k' must be an integer K with 1 <= K <= P, not a table"},
+  };
+  for (const auto& [text, expected] : cases) {
+    INFO(text);
+    auto ex = load_experiment(write_toml(dir, text));
+    REQUIRE_FALSE(ex.ok());
+    CHECK(ex.error().message == (dir / expected).string());
+  }
+  // A value of the right type that is out of range names the range only.
+  auto ex = load_experiment(write_toml(dir, "workers = 5000\n" + run));
+  REQUIRE_FALSE(ex.ok());
+  CHECK(ex.error().message ==
+        (dir / "exp.toml:1: key 'workers' must be an integer from 1 to 4096").string());
+}
+
 TEST_CASE("every experiment shipped in experiments/ loads", "[experiment]") {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator(

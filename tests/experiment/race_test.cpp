@@ -86,3 +86,139 @@ TEST_CASE("a diverging run is recorded as diverged and the race goes on", "[expe
   CHECK(outcome->rows[1].final_test_error.has_value());
   CHECK_THAT(results_markdown(outcome->rows, 0.0), Contains("| boom | async | 1 | — | diverged |"));
 }
+
+TEST_CASE("results.csv is replaced whole or not at all", "[experiment][race]") {
+  TempDir dir;
+  RaceRow row;
+  row.label = "a, \"quoted\" label";
+  row.slug = "a";
+  REQUIRE(write_results_csv(dir / "results.csv", {row}).ok());
+  const auto first = read_bytes(dir / "results.csv");
+  CHECK_THAT(std::string(first.begin(), first.end()), Contains("\"a, \"\"quoted\"\" label\",a,"));
+  // A folder where results.csv should go: the rename fails, the error is one line.
+  write_bytes(dir / "out" / "results.csv" / "x", {'x'});
+  const Status s = write_results_csv(dir / "out" / "results.csv", {row});
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.error().message,
+             Contains("cannot rename " + (dir / "out").string() + "/results.csv.tmp.") &&
+                 Contains("; check that --out is writable and has room"));
+  CHECK(s.error().message.find('\n') == std::string::npos);
+  CHECK(std::distance(std::filesystem::directory_iterator(dir / "out"),
+                      std::filesystem::directory_iterator()) == 1);
+}
+
+namespace {
+
+// A race of a good virtual-clock run and then `second` (TOML lines of a [[run]] table).
+std::filesystem::path two_run_race(const TempDir& dir, const std::string& second) {
+  const auto cfg = dir / "race.toml";
+  std::ofstream(cfg) << "model = \"softmax\"\nworkers = 2\ndelay = \"exp:mean=1ms\"\n"
+                        "clock = \"virtual\"\ntime = \"0.2s\"\ndata_dir = \""
+                     << repo_data_dir().string()
+                     << "\"\n[[run]]\nlabel = \"good\"\nrule = \"async\"\n"
+                        "[[run]]\nlabel = \"second\"\nrule = \"async\"\n"
+                     << second;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("race: every run's data set and model are checked before the first run",
+          "[experiment][race]") {
+  TempDir dir;
+  TempDir empty;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"model = \"cifar-cnn\"\n",
+       "run 'second': model 'cifar-cnn' needs 3x32x32 images, not 1x28x28; use --dataset cifar10 "
+       "(for mnist or fashion-mnist use --model lenet)"},
+      {"model = \"lenet\"\ndataset = \"fashion-mnist\"\ndata_dir = \"" + empty.path().string() +
+           "\"\n",
+       "run 'second': " + (empty / "fashion-mnist" / "train-images-idx3-ubyte").string() +
+           ": file not found; run `stalesgd data fetch fashion-mnist --data-dir " +
+           empty.path().string() + "`"},
+      {"batch = 65536\n",
+       "run 'second': batch = 65536 is larger than the 60000 training samples of mnist; give a "
+       "smaller batch"},
+  };
+  for (const auto& [second, expected] : cases) {
+    INFO(second);
+    auto ex = load_experiment(two_run_race(dir, second));
+    REQUIRE(ex.ok());
+    const auto check = check_race(*ex);
+    REQUIRE_FALSE(check.ok());
+    CHECK(check.error().message == expected);
+    // The race stops before it creates or trains anything.
+    std::vector<std::size_t> done;
+    auto outcome = run_race(*ex, dir / "out", nullptr,
+                            [&](std::size_t i, const RaceRow&) { done.push_back(i); });
+    REQUIRE_FALSE(outcome.ok());
+    CHECK(outcome.error().message == expected);
+    CHECK(done.empty());
+    CHECK_FALSE(std::filesystem::exists(dir / "out"));
+    // The CLI says so in one line, with --dry-run too.
+    for (const bool dry : {false, true}) {
+      std::vector<std::string> args{"race", "--config", (dir / "race.toml").string(), "--out",
+                                    (dir / "out").string()};
+      if (dry) args.push_back("--dry-run");
+      const auto r = run_cli(args);
+      CHECK(r.exit_code == 1);
+      CHECK(r.output == "stalesgd: error: " + expected + "\n");
+      CHECK_FALSE(std::filesystem::exists(dir / "out"));
+    }
+  }
+  // The good race passes, and --dry-run lists it.
+  auto ex = load_experiment(two_run_race(dir, ""));
+  REQUIRE(ex.ok());
+  const auto data = check_race(*ex);
+  REQUIRE(data.ok());
+  CHECK(data->size() == 1);  // mnist, loaded once for both runs
+  const auto r = run_cli({"race", "--config", (dir / "race.toml").string(), "--dry-run"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.output == "good  ->  good\nsecond  ->  second\n");
+}
+
+TEST_CASE("race: an mpi run's model is checked against the catalog's shape", "[experiment][race]") {
+  TempDir dir;
+  auto ex = load_experiment(two_run_race(
+      dir, "engine = \"mpi\"\nclock = \"real\"\nmodel = \"lenet\"\ndataset = \"cifar10\"\n"));
+  REQUIRE(ex.ok());
+  const auto check = check_race(*ex);
+  REQUIRE_FALSE(check.ok());
+  // Without MPI the build refuses the run first; with it, the model does not fit CIFAR-10.
+  CHECK_THAT(check.error().message,
+             Contains("run 'second': model 'lenet' needs 1x28x28 images, not 3x32x32") ||
+                 Contains("run 'second': engine = \"mpi\" needs Open MPI"));
+}
+
+TEST_CASE("race CLI: an --out that holds files is refused unless --force", "[experiment][cli]") {
+  TempDir dir;
+  const auto cfg = two_run_race(dir, "");
+  const std::string out = (dir / "out").string();
+  write_bytes(dir / "out" / "good" / "summary.json", {'{', '}'});
+  auto r = run_cli({"race", "--config", cfg.string(), "--out", out});
+  CHECK(r.exit_code == 2);
+  CHECK(r.output == "stalesgd: error: --out " + out +
+                        " already holds files, which this race's runs would mix with; give a new "
+                        "folder, or add --force to write into it (files of the same names are "
+                        "replaced)\n");
+  r = run_cli({"race", "--config", cfg.string(), "--out", out, "--dry-run"});
+  CHECK(r.exit_code == 2);
+  CHECK(line_count(r.output) == 1);
+  // --force writes into it; the run folder of the same name gets this race's files.
+  r = run_cli({"race", "--config", cfg.string(), "--out", out, "--force"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(std::filesystem::file_size(dir / "out" / "good" / "summary.json") > 2);
+  CHECK(std::filesystem::exists(dir / "out" / "second" / "updates.csv"));
+  CHECK(std::filesystem::exists(dir / "out" / "results.csv"));
+  // An --out that is a file.
+  r = run_cli({"race", "--config", cfg.string(), "--out", (dir / "race.toml").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.output == "stalesgd: error: --out " + (dir / "race.toml").string() +
+                        " is a file, not a folder; give a folder for the race's runs\n");
+  // An empty folder is fine.
+  std::filesystem::create_directories(dir / "empty");
+  CHECK(check_race_out(dir / "empty", ExistingOut::kRefuse).ok());
+  CHECK(check_race_out(dir / "new", ExistingOut::kRefuse).ok());
+  CHECK(check_race_out(dir / "out", ExistingOut::kOverwrite).ok());
+}

@@ -2,9 +2,11 @@
 // draw by draw against reference samplers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
+#include "stalesgd/straggler/duration.hpp"
 #include "straggler/straggler_test_util.hpp"
 #include "support/fixtures.hpp"
 
@@ -128,4 +130,21 @@ TEST_CASE("sampler guards: bad worker throws, bad now_s is the start", "[straggl
   CHECK(s.next(-5) == 0.01);
   CHECK(s.next(std::numeric_limits<double>::infinity()) == 0.02);
   CHECK(s.worker() == 0);
+}
+
+TEST_CASE("a draw longer than the clocks hold is cut to kMaxDurationSeconds",
+          "[straggler][sampler]") {
+  // A factor (or a heavy tail) can take a draw past 1e9 s, which the real clock's nanoseconds
+  // would wrap into no delay at all.
+  DelaySampler s(profile_ok("const:1ms;w1=x1e13", 2), 1, 1);
+  CHECK(s.next(0) == kMaxDurationSeconds);
+  DelaySampler just(profile_ok("const:1ms;w1=x1e12", 2), 1, 1);
+  CHECK(just.next(0) == 1e9);
+  DelaySampler other(profile_ok("const:1ms;w1=x1e13", 2), 0, 1);
+  CHECK(other.next(0) == 0.001);
+  // Pareto with shape 0.5: one draw in a million passes 1e9 s; none may exceed it.
+  DelaySampler tail(profile_ok("pareto:scale=1ms,shape=0.5", 1), 0, 3);
+  double longest = 0;
+  for (int i = 0; i < 10'000'000; ++i) longest = std::max(longest, tail.next(0));
+  CHECK(longest == kMaxDurationSeconds);
 }

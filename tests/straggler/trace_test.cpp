@@ -80,6 +80,11 @@ TEST_CASE("trace file errors name the file and the line", "[straggler][trace]") 
              Contains("line 2: value '1ms' in column 'w0[ms]' is not a number"));
   CHECK_THAT(error_for("w0[ms]\n-1\n"),
              Contains("line 2: value '-1' in column 'w0[ms]' is negative"));
+  // Longer than the clocks hold (it used to wrap into no delay on the real clock).
+  CHECK(error_for("w0[s]\n1e9\n1e10\n") ==
+        "delay spec 'trace:t.csv': trace file '" + base +
+            "/t.csv' line 3: value '1e10' in column 'w0[s]' is longer than 1e+09s (about 31 "
+            "years), the longest the run's clocks hold; write a shorter delay");
   CHECK_THAT(error_for("w0[ms]\n\ninf\n"),
              Contains("line 3: value 'inf' in column 'w0[ms]' is not finite"));
   CHECK_THAT(error_for("w0[ms]\n,\n"), Contains("line 2: 2 values, but the header has 1 columns"));

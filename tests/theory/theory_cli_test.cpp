@@ -1,9 +1,13 @@
 // `stalesgd theory`: JSON output with closed form and Monte Carlo, and one-line errors.
+#include <limits>
+
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "stalesgd/theory/runtime.hpp"
 #include "support/fixtures.hpp"
+#include "util/subprocess.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -52,4 +56,43 @@ TEST_CASE("theory CLI rejects bad rules, K and specs in one line", "[theory][cli
     CHECK(line_count(r.output) == 1);
     CHECK_THAT(r.output, Contains(expected));
   }
+}
+
+TEST_CASE("theory CLI refuses --samples beyond the memory in one line", "[theory][cli]") {
+  // Warm-up + samples wrapped around 64 bits (a segfault) or asked for 800 GB (std::bad_alloc).
+  for (const std::string samples : {"18446744073709551615", "100000000000"}) {
+    auto r =
+        run_cli({"theory", "--rule", "async", "--delay", "exp:mean=1ms", "--samples", samples});
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.output) == 1);
+    CHECK_THAT(r.output, Contains("stalesgd: error: --samples " + samples + " needs ") &&
+                             Contains(" GB to keep every update's time, more than half of the ") &&
+                             Contains(" or fewer"));
+  }
+  // The largest count named is accepted by the check, one more is not.
+  const std::uint64_t max = monte_carlo_max_iterations(8);
+  CHECK(check_monte_carlo_size(8, max).ok());
+  CHECK_FALSE(check_monte_carlo_size(8, max + 1).ok());
+  CHECK_THAT(check_monte_carlo_size(8, max + 1).error().message,
+             Contains(fmt::format("give --samples {} or fewer", max)));
+  // The library refuses it too, rather than crash.
+  const auto profile = StragglerProfile::parse("exp:mean=1ms", 8);
+  REQUIRE(profile.ok());
+  const auto mc = monte_carlo_runtime({RuleKind::kAsync, 8, 1}, *profile,
+                                      std::numeric_limits<std::uint64_t>::max(), 1);
+  REQUIRE_FALSE(mc.ok());
+  CHECK_THAT(mc.error().message, Contains("--samples 18446744073709551615 needs"));
+}
+
+TEST_CASE("theory CLI bounds --samples by ulimit -v when it is lower", "[theory][cli]") {
+  // 2,000,000 KiB of address space: about 128 million updates fit in half of it.
+  const auto r = run_process({"/bin/sh", "-c",
+                              "ulimit -v 2000000 && exec " STALESGD_CLI
+                              " theory --rule async --delay exp:mean=1ms --samples 200000000"});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(line_count(r.output) == 1);
+  CHECK_THAT(r.output, Contains("--samples 200000000 needs 1.6 GB") &&
+                           Contains("more than half of the 2.05 GB of memory here"));
 }

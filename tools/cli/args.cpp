@@ -30,7 +30,7 @@ constexpr const char* kUsage =
     "                 --iterations N | --time 60s | --target-error 0.08\n"
     "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
     "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
-    "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run]\n"
+    "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force]\n"
     "\n"
     "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree.\n";
 
@@ -260,7 +260,8 @@ int race_command(int argc, char** argv) {
   options.add_options()
       ("config", "Experiment file, e.g. experiments/quickstart.toml", cxxopts::value<std::string>())
       ("out", "Output directory", cxxopts::value<std::string>())
-      ("dry-run", "Check the file and list the runs without running them")
+      ("dry-run", "Check the file, every run's data set and model, and list the runs without running them")
+      ("force", "Write into an --out that already holds files (files of the same names are replaced)")
       ("h,help", "Show this help");
   // clang-format on
   try {
@@ -273,6 +274,7 @@ int race_command(int argc, char** argv) {
     RaceArgs a;
     a.config = r["config"].as<std::string>();
     a.dry_run = r.count("dry-run") > 0;
+    a.force = r.count("force") > 0;
     if (!r.count("out") && !a.dry_run) return usage_error("race", "--out DIR is required");
     if (r.count("out")) a.out = r["out"].as<std::string>();
     return run_race(a);

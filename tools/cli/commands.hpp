@@ -52,7 +52,8 @@ int run_theory(const TheoryArgs& args);
 struct RaceArgs {
   std::string config;
   std::string out;
-  bool dry_run = false;  // list the runs and their folders, run nothing
+  bool dry_run = false;  // check the runs, list them and their folders, run nothing
+  bool force = false;    // write into an --out that holds files
 };
 
 // `stalesgd race`: every run of a TOML experiment, outputs per run, results.csv and a table.

@@ -12,6 +12,13 @@ namespace stalesgd::cli {
 int run_race(const RaceArgs& args) {
   auto ex = load_experiment(args.config);
   if (!ex) return fail(ex.error().message, 2);
+  if (!args.out.empty()) {
+    const auto existing = args.force ? ExistingOut::kOverwrite : ExistingOut::kRefuse;
+    if (auto s = check_race_out(args.out, existing); !s) return fail(s.error().message, 2);
+  }
+  // Every run's data set and model before anything runs, or is listed as if it would.
+  auto data = check_race(*ex);
+  if (!data) return fail(data.error().message);
   if (args.dry_run) {
     for (const auto& r : ex->runs) {
       const auto& o = r.options();
@@ -32,8 +39,9 @@ int run_race(const RaceArgs& args) {
 
   const ScopedInterrupt interrupt;
   const std::size_t n = ex->runs.size();
-  auto outcome =
-      stalesgd::run_race(*ex, args.out, interrupt.flag(), [&](std::size_t i, const RaceRow& row) {
+  auto outcome = stalesgd::run_race(
+      *ex, std::move(data).value(), args.out, interrupt.flag(),
+      [&](std::size_t i, const RaceRow& row) {
         if (row.stop_reason == StopReason::kDiverged) {
           fmt::print("[{}/{}] {:<28} {}\n", i + 1, n, row.label, row.divergence);
         } else {

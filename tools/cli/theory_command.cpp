@@ -12,8 +12,10 @@
 namespace stalesgd::cli {
 namespace {
 
-nlohmann::json cell(const RuleConfig& rule, const StragglerProfile& profile,
-                    const TheoryArgs& args) {
+// One row: the closed form where there is one, and the Monte Carlo, whose error is the
+// command's (run_theory checked --samples first, so only a failed allocation is left).
+Result<nlohmann::json> cell(const RuleConfig& rule, const StragglerProfile& profile,
+                            const TheoryArgs& args) {
   nlohmann::json j;
   j["rule"] = to_string(rule.kind);
   j["k"] = rule.k;
@@ -25,12 +27,11 @@ nlohmann::json cell(const RuleConfig& rule, const StragglerProfile& profile,
     }
   }
   auto mc = monte_carlo_runtime(rule, profile, args.samples, args.seed, args.delay_mode);
-  if (mc) {
-    j["monte_carlo"] = {{"seconds_per_iteration", mc->seconds},
-                        {"ci95", mc->ci95},
-                        {"iterations", mc->iterations},
-                        {"mean_staleness", mc->mean_staleness}};
-  }
+  if (!mc) return mc.error();
+  j["monte_carlo"] = {{"seconds_per_iteration", mc->seconds},
+                      {"ci95", mc->ci95},
+                      {"iterations", mc->iterations},
+                      {"mean_staleness", mc->mean_staleness}};
   return j;
 }
 
@@ -44,6 +45,9 @@ std::string closed_text(const nlohmann::json& c) {
 }  // namespace
 
 int run_theory(const TheoryArgs& args) {
+  if (auto s = check_monte_carlo_size(args.workers, args.samples); !s) {
+    return fail(s.error().message, 2);
+  }
   auto profile = StragglerProfile::parse(args.delay, args.workers);
   if (!profile) return fail(profile.error().message, 2);
   if (profile->iid() != nullptr && !(profile->iid()->mean() > 0.0)) {
@@ -86,10 +90,18 @@ int run_theory(const TheoryArgs& args) {
   out["delay"] = args.delay;
   out["delay_mode"] = to_string(args.delay_mode);
   out["rules"] = nlohmann::json::array();
-  for (const auto& rule : rules) out["rules"].push_back(cell(rule, *profile, args));
+  for (const auto& rule : rules) {
+    auto c = cell(rule, *profile, args);
+    if (!c) return fail(c.error().message);
+    out["rules"].push_back(std::move(c).value());
+  }
   // E[T_sync] / E[T_async]: P H_P for exponential delays (docs/theory.md).
-  const auto sync = cell({RuleKind::kSync, args.workers, args.workers}, *profile, args);
-  const auto async = cell({RuleKind::kAsync, args.workers, 1}, *profile, args);
+  auto sync_cell = cell({RuleKind::kSync, args.workers, args.workers}, *profile, args);
+  if (!sync_cell) return fail(sync_cell.error().message);
+  auto async_cell = cell({RuleKind::kAsync, args.workers, 1}, *profile, args);
+  if (!async_cell) return fail(async_cell.error().message);
+  const nlohmann::json& sync = *sync_cell;
+  const nlohmann::json& async = *async_cell;
   nlohmann::json ratio;
   if (sync.contains("closed_form") && async.contains("closed_form") &&
       !async["closed_form"]["upper_bound"].get<bool>()) {

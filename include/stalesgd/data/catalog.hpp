@@ -19,6 +19,9 @@ Status check_dataset_name(std::string_view name);
 // The sample shape of a named data set (without loading it).
 Result<ImageShape> dataset_shape(std::string_view name);
 
+// The number of classes of a named data set (without loading it).
+Result<int> dataset_classes(std::string_view name);
+
 // Loads <data_dir>/<name>/...; errors name the file and tell which fetch command fixes it.
 Result<Dataset> load_dataset(std::string_view name, const std::filesystem::path& data_dir);
 

@@ -7,10 +7,13 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "stalesgd/data/dataset.hpp"
 #include "stalesgd/experiment/experiment.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/rules/rule.hpp"
@@ -48,9 +51,36 @@ struct RaceOutcome {
   bool interrupted = false;  // Ctrl-C: the rows so far are written, the rest did not run
 };
 
-// `on_run_done(i, row)` is called after each run (for progress output).
+// The data sets of a race, each loaded once: (data set, data dir) -> its samples.
+using RaceData = std::map<std::pair<std::string, std::string>, Dataset>;
+
+// Everything about the runs a race can check before it trains anything, so that a bad run
+// stops the race before the first run rather than after it (docs/experiments.md): an mpi
+// run needs a build with MPI and whole worker ranks; every run's data set loads, its model
+// builds for that data set's images, and its batch fits in the training set. The error names
+// the run's label. Returns the data sets it loaded (`--dry-run` runs it too).
+Result<RaceData> check_race(const Experiment& experiment);
+
+// What a race does with an --out folder that already holds files.
+enum class ExistingOut {
+  kRefuse,     // the default: old and new runs would mix in one results table
+  kOverwrite,  // --force: write into it; files of the same names are replaced
+};
+
+// Refuses an --out that is not a folder, and one that holds files unless `existing` allows it;
+// an --out that does not exist yet is fine. (A resume of an earlier race would also allow it.)
+Status check_race_out(const std::filesystem::path& out, ExistingOut existing);
+
+// `on_run_done(i, row)` is called after each run (for progress output). Runs check_race first:
+// nothing is created or trained when it fails.
 Result<RaceOutcome> run_race(
     const Experiment& experiment, const std::filesystem::path& out_dir,
+    const std::atomic<bool>* interrupt = nullptr,
+    const std::function<void(std::size_t, const RaceRow&)>& on_run_done = {});
+
+// The same with the data check_race(experiment) returned (the CLI checks before it prints).
+Result<RaceOutcome> run_race(
+    const Experiment& experiment, RaceData data, const std::filesystem::path& out_dir,
     const std::atomic<bool>* interrupt = nullptr,
     const std::function<void(std::size_t, const RaceRow&)>& on_run_done = {});
 

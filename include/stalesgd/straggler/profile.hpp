@@ -51,7 +51,8 @@ class DelaySampler {
   // Throws std::invalid_argument when worker is not in [0, profile.workers()) (a caller bug).
   DelaySampler(const StragglerProfile& profile, int worker, std::uint64_t run_seed);
 
-  // The next minibatch's delay in seconds (>= 0). now_s = seconds since the run started, when
+  // The next minibatch's delay in seconds, >= 0 and at most kMaxDurationSeconds (a longer draw
+  // is cut to it: duration.hpp). now_s = seconds since the run started, when
   // the minibatch starts; it selects the clauses in effect ("@30s" applies when now_s >= 30).
   double next(double now_s);
 

@@ -49,12 +49,23 @@ struct MonteCarloEstimate {
 
 // Simulates `iterations` updates of the rule (after a warm-up of 10 P updates) on the
 // discrete-event clock with `profile`'s delays (any spec: overrides, time changes, traces) and
-// estimates E[T] with a 95% interval from 32 batch means.
+// estimates E[T] with a 95% interval from 32 batch means. Refuses what
+// check_monte_carlo_size refuses, and an allocation that fails, as an Error.
 Result<MonteCarloEstimate> monte_carlo_runtime(const RuleConfig& rule,
                                                const StragglerProfile& profile,
                                                std::uint64_t iterations, std::uint64_t seed,
                                                DelayMode mode = DelayMode::kPad,
                                                double compute_s = 0.0);
+
+// The Monte Carlo keeps the time of every update: 8 bytes for each of the 10 P + `iterations`
+// updates. Refuses, naming --samples and the largest count that fits, a count over
+// monte_carlo_max_iterations(workers) (docs/theory.md).
+Status check_monte_carlo_size(int workers, std::uint64_t iterations);
+
+// The most updates a Monte Carlo with P workers may simulate here: its update times must fit in
+// half of this machine's physical memory (sysconf), and in the address-space limit if one is
+// set (ulimit -v).
+std::uint64_t monte_carlo_max_iterations(int workers);
 
 enum class PredictionMethod { kClosedForm, kMonteCarlo };
 // "closed form", "monte carlo" (summary.json, results.csv).

@@ -1,0 +1,19 @@
+// Writes a file whole or not at all (docs/outputs.md): a crash or a full disk leaves the old
+// file or none, never a cut one.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd {
+
+// Writes `contents` to a temporary file beside `path` (same folder, so the rename cannot cross
+// file systems), flushes and fsyncs it, closes it and renames it over `path`, then fsyncs the
+// folder. Every step's result is checked: the error names the file and the system's reason
+// ("cannot write runs/x/results.csv.tmp.123 (No space left on device)"), and the temporary
+// file is removed, so `path` keeps its old contents.
+Status write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+
+}  // namespace stalesgd
