@@ -211,7 +211,7 @@ std::vector<OptionDecl> make_table() {
       .default_text = "0s",
       .help = "With --out: write DIR/checkpoint.bin this often (run clock), so --resume DIR can "
               "continue the run; 0s = never",
-      .group = kEngineGroup}));
+      .group = kEngineGroup, .toml = false}));
   t.push_back(field<&O::resume_dir>({.name = "resume", .type = T::kString,
       .help = "Continue the run in DIR from its checkpoint, with the flags it was started with",
       .group = kEngineGroup, .toml = false, .json = false}));

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "util/atomic_file.hpp"
+
 namespace stalesgd {
 namespace fs = std::filesystem;
 
@@ -174,11 +176,11 @@ Result<std::string> read_checkpoint(const fs::path& dir) {
           "{} has no {}: only a run started with --checkpoint-every can be resumed",
           dir.string(), kCheckpointFile)};
     }
-    return io_error("cannot read", path, errno);
+    return file_error("cannot read", path, errno);
   }
   std::stringstream bytes;
   bytes << in.rdbuf();
-  if (in.bad()) return io_error("cannot read", path, errno);
+  if (in.bad()) return file_error("cannot read", path, errno);
   return unwrap_checkpoint(bytes.str(), path.string());
 }
 

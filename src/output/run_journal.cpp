@@ -1,6 +1,8 @@
 // RunJournal: the CSV journal of a run and the durable write of its closing files.
 #include "stalesgd/output/run_journal.hpp"
 
+#include "util/atomic_file.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,47 +35,7 @@ std::int64_t now_ns() {
       .count();
 }
 
-Status sync_dir(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return io_error("cannot open", dir, errno);
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  // Some file systems cannot sync a directory (EINVAL); the rename is then as durable as they
-  // allow.
-  if (rc != 0 && err != EINVAL) return io_error("cannot sync", dir, err);
-  return {};
-}
-
 }  // namespace
-
-Error io_error(const char* what, const fs::path& path, int err) {
-  return Error{fmt::format("{} {}: {}", what, path.string(), std::strerror(err))};
-}
-
-Status write_file_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = fs::path(path).concat(".tmp");
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return io_error("cannot write", tmp, errno);
-  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  int err = errno;
-  const bool flushed = wrote && std::fflush(f) == 0;
-  if (wrote && !flushed) err = errno;
-  const bool synced = flushed && ::fsync(fileno(f)) == 0;
-  if (flushed && !synced) err = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (synced && !closed) err = errno;
-  if (!(wrote && flushed && synced && closed)) {
-    std::remove(tmp.c_str());
-    return io_error("cannot write", path, err);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    std::remove(tmp.c_str());
-    return io_error("cannot rename to", path, err);
-  }
-  return sync_dir(path.parent_path().empty() ? fs::path(".") : path.parent_path());
-}
 
 Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existing existing,
                                                      const JournalOffsets& offsets) {
@@ -96,14 +58,14 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
   if (existing == Existing::kOverwrite) {
     for (const char* name : kRunFiles) {
       if (std::remove((dir / name).c_str()) != 0 && errno != ENOENT) {
-        return io_error("cannot remove", dir / name, errno);
+        return file_error("cannot remove", dir / name, errno);
       }
     }
   }
   if (existing == Existing::kContinue) {
     // An interrupted run being resumed is unfinished again until its new summary.json.
     if (std::remove((dir / "summary.json").c_str()) != 0 && errno != ENOENT) {
-      return io_error("cannot remove", dir / "summary.json", errno);
+      return file_error("cannot remove", dir / "summary.json", errno);
     }
   }
   std::unique_ptr<RunJournal> j(new RunJournal(dir));
@@ -112,12 +74,12 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
     file.path = dir / name;
     if (existing != Existing::kContinue) {
       file.fd = ::open(file.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (file.fd < 0) return io_error("cannot write", file.path, errno);
+      if (file.fd < 0) return file_error("cannot write", file.path, errno);
       return j->write(file, header, bytes);
     }
     // --resume: the rows after the checkpoint are written again, so cut them off.
     file.fd = ::open(file.path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (file.fd < 0) return io_error("cannot open for appending", file.path, errno);
+    if (file.fd < 0) return file_error("cannot open for appending", file.path, errno);
     const auto size = fs::file_size(file.path, ec);
     if (ec || size < bytes_at) {
       return Error{fmt::format(
@@ -127,7 +89,7 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
     }
     if (::ftruncate(file.fd, static_cast<off_t>(bytes_at)) != 0 ||
         ::lseek(file.fd, 0, SEEK_END) < 0) {
-      return io_error("cannot cut back", file.path, errno);
+      return file_error("cannot cut back", file.path, errno);
     }
     file.flushed = bytes = bytes_at;
     return {};
@@ -172,7 +134,7 @@ Status RunJournal::flush(File& file) {
       const int err = n < 0 ? errno : ENOSPC;
       // Cut the rows this write left half-done: the file ends at a row boundary.
       (void)!::ftruncate(file.fd, static_cast<off_t>(file.flushed));
-      error_ = io_error("cannot write", file.path, err);
+      error_ = file_error("cannot write", file.path, err);
       return error_;
     }
     done += static_cast<std::size_t>(n);
@@ -236,11 +198,11 @@ Status RunJournal::close() {
   Status s = flush();
   for (File* file : {&updates_, &gradients_, &evals_}) {
     if (file->fd < 0) continue;
-    if (s && ::fsync(file->fd) != 0) s = io_error("cannot sync", file->path, errno);
-    if (::close(file->fd) != 0 && s) s = io_error("cannot close", file->path, errno);
+    if (s && ::fsync(file->fd) != 0) s = file_error("cannot sync", file->path, errno);
+    if (::close(file->fd) != 0 && s) s = file_error("cannot close", file->path, errno);
     file->fd = -1;
   }
-  if (s) s = sync_dir(dir_);
+  if (s) s = sync_folder(dir_);
   if (!s && error_) error_ = s;
   return s;
 }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include "config/option_table.hpp"
+#include "util/atomic_file.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;

@@ -11,11 +11,10 @@
 #include <fmt/format.h>
 
 namespace stalesgd {
-namespace {
 
 namespace fs = std::filesystem;
 
-Error system_error(const char* what, const fs::path& file, int errnum) {
+Error file_error(const char* what, const fs::path& file, int errnum) {
   return Error{fmt::format("{} {} ({})", what, file.string(), std::strerror(errnum))};
 }
 
@@ -23,25 +22,23 @@ Error system_error(const char* what, const fs::path& file, int errnum) {
 // cannot sync a folder (EINVAL); the file itself is synced by then.
 Status sync_folder(const fs::path& folder) {
   const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return system_error("cannot open folder", folder, errno);
+  if (fd < 0) return file_error("cannot open folder", folder, errno);
   const int synced = ::fsync(fd);
   const int errnum = errno;
   ::close(fd);
-  if (synced != 0 && errnum != EINVAL) return system_error("cannot sync folder", folder, errnum);
+  if (synced != 0 && errnum != EINVAL) return file_error("cannot sync folder", folder, errnum);
   return {};
 }
-
-}  // namespace
 
 Status write_file_atomically(const fs::path& path, std::string_view contents) {
   // The pid keeps two processes writing the same path from sharing a temporary file.
   const fs::path tmp = fs::path(path).concat(fmt::format(".tmp.{}", ::getpid()));
   std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return system_error("cannot create", tmp, errno);
+  if (f == nullptr) return file_error("cannot create", tmp, errno);
   auto fail = [&](const char* what, int errnum) -> Status {
     if (f != nullptr) std::fclose(f);
     std::remove(tmp.c_str());
-    return system_error(what, tmp, errnum);
+    return file_error(what, tmp, errnum);
   };
   if (std::fwrite(contents.data(), 1, contents.size(), f) != contents.size()) {
     return fail("cannot write", errno);

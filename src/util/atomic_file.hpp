@@ -16,4 +16,11 @@ namespace stalesgd {
 // file is removed, so `path` keeps its old contents.
 Status write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 
+// fsync of a folder, so that the entries created or renamed in it last; a file system that
+// cannot sync a folder (EINVAL) is taken as done.
+Status sync_folder(const std::filesystem::path& folder);
+
+// "cannot write PATH (No space left on device)" for the errno of a failed call.
+Error file_error(const char* what, const std::filesystem::path& file, int errnum);
+
 }  // namespace stalesgd

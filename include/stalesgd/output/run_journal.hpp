@@ -82,11 +82,4 @@ class RunJournal {
   std::int64_t last_flush_ns_ = 0;
 };
 
-// Writes `text` to `path` durably: a temporary file beside it, fsync, rename, fsync of the
-// folder. Errors name the path and the OS error.
-Status write_file_atomically(const std::filesystem::path& path, const std::string& text);
-
-// "cannot write PATH: No space left on device" for the errno of a failed call.
-Error io_error(const char* what, const std::filesystem::path& path, int err);
-
 }  // namespace stalesgd
