@@ -122,9 +122,9 @@ CheckpointHeader load_header(StateReader& in) {
     e.test_error = in.f64();
     h.rows.evals.push_back(e);
   }
-  if (in.ok() && (o.update_rows != h.rows.updates.size() ||
-                  o.gradient_rows != h.rows.gradients.size() ||
-                  o.eval_rows != h.rows.evals.size())) {
+  if (in.ok() &&
+      (o.update_rows != h.rows.updates.size() || o.gradient_rows != h.rows.gradients.size() ||
+       o.eval_rows != h.rows.evals.size())) {
     in.fail("the journal offsets do not match the records");
   }
   return h;
@@ -172,9 +172,9 @@ Result<std::string> read_checkpoint(const fs::path& dir) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (!fs::exists(path)) {
-      return Error{fmt::format(
-          "{} has no {}: only a run started with --checkpoint-every can be resumed",
-          dir.string(), kCheckpointFile)};
+      return Error{
+          fmt::format("{} has no {}: only a run started with --checkpoint-every can be resumed",
+                      dir.string(), kCheckpointFile)};
     }
     return file_error("cannot read", path, errno);
   }

@@ -28,7 +28,7 @@ struct CheckpointHeader {
   JournalOffsets offsets;         // the journal files hold exactly the rows below
   std::uint64_t snapshots = 0;    // snapshots taken
   std::uint64_t evals_skipped = 0;
-  RunRecord rows;                 // updates, gradients and evals so far
+  RunRecord rows;  // updates, gradients and evals so far
 };
 
 void save_header(StateWriter& out, const CheckpointHeader& header);

@@ -91,7 +91,7 @@ TEST_CASE("option table: the default texts parse to TrainerOptions' defaults", "
     CHECK(d.get(o) == d.get(defaults));
   }
   // K = 0 is "the rule's own", hidden's 128 is mlp's alone, and --out has none.
-  CHECK(without_default == std::set<std::string>{"k", "hidden", "out"});
+  CHECK(without_default == std::set<std::string>{"k", "hidden", "out", "resume"});
 }
 
 TEST_CASE(

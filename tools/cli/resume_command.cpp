@@ -33,11 +33,11 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
   if (fs::exists(dir / "summary.json", ec)) {
     std::ifstream in(dir / "summary.json");
     const auto summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    const bool interrupted = summary.is_object() && summary.value("stop_reason", "") ==
-                                                        std::string("interrupted");
+    const bool interrupted =
+        summary.is_object() && summary.value("stop_reason", "") == std::string("interrupted");
     if (!interrupted) {
-      return fail(fmt::format("{} holds a finished run (summary.json); nothing to resume",
-                              dir.string()));
+      return fail(
+          fmt::format("{} holds a finished run (summary.json); nothing to resume", dir.string()));
     }
   }
   auto payload = read_checkpoint(dir);
@@ -54,9 +54,10 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
     const std::string& arg = header.args[i];
     const OptionDecl* d = arg.rfind("--", 0) == 0 ? find_option(arg.substr(2)) : nullptr;
     if (d == nullptr) {
-      return fail(fmt::format("{}: unknown flag '{}' recorded; was it written by another "
-                              "version of stalesgd?",
-                              (dir / kCheckpointFile).string(), arg));
+      return fail(
+          fmt::format("{}: unknown flag '{}' recorded; was it written by another "
+                      "version of stalesgd?",
+                      (dir / kCheckpointFile).string(), arg));
     }
     if (d->type == OptionType::kSwitch) {
       set_switch(*d, true, o);
@@ -79,17 +80,19 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
     }
     if (flag == "out") {
       if (fs::weakly_canonical(given.out_dir, ec) != fs::weakly_canonical(dir, ec)) {
-        return fail(fmt::format("--out {} conflicts with --resume {}: a resumed run writes into "
-                                "its own folder",
-                                given.out_dir.string(), dir.string()));
+        return fail(
+            fmt::format("--out {} conflicts with --resume {}: a resumed run writes into "
+                        "its own folder",
+                        given.out_dir.string(), dir.string()));
       }
       continue;
     }
     const OptionDecl* d = find_option(flag);
     if (d == nullptr || d->get(given) != d->get(o)) {
-      return fail(fmt::format("--{} conflicts with the run's --{} {}: --resume continues a run "
-                              "with the flags in its checkpoint",
-                              flag, flag, checkpoint_value(header.args, flag)));
+      return fail(
+          fmt::format("--{} conflicts with the run's --{} {}: --resume continues a run "
+                      "with the flags in its checkpoint",
+                      flag, flag, checkpoint_value(header.args, flag)));
     }
   }
   return run_train(o, ResumePoint{std::move(payload).value(), header.offsets});
