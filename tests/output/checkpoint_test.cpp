@@ -30,11 +30,11 @@ std::string slurp(const fs::path& path) {
 // first).
 std::string cut(const std::string& command, const fs::path& dir, const std::string& after,
                 const std::string& signal) {
-  const auto r = run_shell(command + " >/dev/null 2>&1 & pid=$!; for i in $(seq 1200); do [ -e " +
-                           (dir / kCheckpointFile).string() +
-                           " ] && break; sleep 0.02; done; sleep " + after +
-                           "; kill -0 $pid 2>/dev/null || echo finished; kill -" + signal +
-                           " $pid; wait $pid; echo exit=$?");
+  const auto r =
+      run_shell(command + " >/dev/null 2>&1 & pid=$!; for i in $(seq 1200); do [ -e " +
+                (dir / kCheckpointFile).string() + " ] && break; sleep 0.02; done; sleep " + after +
+                "; kill -0 $pid 2>/dev/null || echo finished; kill -" + signal +
+                " $pid; wait $pid; echo exit=$?");
   return r.output;
 }
 
@@ -73,7 +73,8 @@ TEST_CASE("resume: a virtual-clock run killed with kill -9 and resumed writes id
   const auto resumed = run_shell(kCli + " train --no-progress --resume " + b.path().string());
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
-  for (const char* f : {"updates.csv", "gradients.csv", "evals.csv", "workers.csv", "summary.json"}) {
+  for (const char* f :
+       {"updates.csv", "gradients.csv", "evals.csv", "workers.csv", "summary.json"}) {
     INFO(f);
     CHECK(slurp(a / f) == slurp(b / f));
   }
@@ -88,11 +89,11 @@ TEST_CASE("resume: a real-clock run cut by kill -9 or SIGINT and resumed has eac
   const std::string signal = GENERATE("KILL", "INT");
   INFO(engine << " / " << signal);
   TempDir dir;
-  const std::string killed =
-      cut(kCli + " train --model softmax --time 3s --checkpoint-every 0.5s "
-                 "--no-progress " +
-              engine + " --out " + dir.path().string(),
-          dir.path(), "0.7", signal);
+  const std::string killed = cut(kCli +
+                                     " train --model softmax --time 3s --checkpoint-every 0.5s "
+                                     "--no-progress " +
+                                     engine + " --out " + dir.path().string(),
+                                 dir.path(), "0.7", signal);
   INFO(killed);
   REQUIRE(killed.find("finished") == std::string::npos);
   CHECK(killed.find(signal == "INT" ? "exit=130" : "exit=137") != std::string::npos);
@@ -107,8 +108,7 @@ TEST_CASE("resume: a real-clock run cut by kill -9 or SIGINT and resumed has eac
   CHECK(j["stop_reason"] == "time");
   CHECK(j["status"] == "complete");
   CHECK(j["iterations"] == its.size());
-  CHECK(j["gradients"]["applied"].get<std::size_t>() ==
-        iterations(dir / "gradients.csv").size());
+  CHECK(j["gradients"]["applied"].get<std::size_t>() == iterations(dir / "gradients.csv").size());
 }
 
 TEST_CASE("resume: a conflicting flag, a finished run and a damaged checkpoint get one line",

@@ -1,0 +1,155 @@
+// Randomized stress: cells drawn at random (rule, P, K, delay spec, delay mode, engine and
+// server placement) on the virtual clock and on real threads, each checked against the rule's
+// invariants, the counts and termination. The suite runs a CI-sized sample; for a long run
+// (docs/reliability.md) set STALESGD_STRESS_CELLS=10000 and filter on "[stress]".
+#include <chrono>
+#include <cstdlib>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "engine/engine_test_util.hpp"
+
+using namespace stalesgd;
+using namespace stalesgd::test;
+
+namespace {
+
+struct Cell {
+  TrainerOptions options;
+  std::string text;  // to reproduce it: the flags
+};
+
+Cell draw(std::mt19937_64& rng, bool real_clock) {
+  const auto pick = [&](auto... values) {
+    const std::array<std::common_type_t<decltype(values)...>, sizeof...(values)> v{values...};
+    return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
+  };
+  const std::string rule =
+      pick(std::string("sync"), std::string("k-sync"), std::string("k-batch-sync"),
+           std::string("async"), std::string("k-async"), std::string("k-batch-async"));
+  const int p = real_clock ? pick(1, 2, 3, 4, 8) : pick(1, 2, 3, 4, 7, 8, 16, 33);
+  int k = 0;
+  if (rule.rfind("k-", 0) == 0) k = std::uniform_int_distribution<int>(1, p)(rng);
+  const std::string delay =
+      real_clock ? pick(std::string("none"), std::string("const:1ms"), std::string("exp:mean=2ms"),
+                        std::string("exp:mean=1ms;w0=x5"), std::string("uniform:0ms..4ms"))
+                 : pick(std::string("const:10ms"), std::string("exp:mean=10ms"),
+                        std::string("shifted-exp:shift=2ms,mean=5ms"),
+                        std::string("pareto:shape=1.5,scale=2ms"),
+                        std::string("lognormal:mean=5ms,sigma=1"),
+                        std::string("exp:mean=5ms;w0=x10;*@0.2s=x2"));
+  TrainerOptions o = quick_options(rule, p, k, delay);
+  o.seed = rng();
+  o.delay_mode = pick(DelayMode::kPad, DelayMode::kAdd);
+  o.iterations = std::uniform_int_distribution<std::uint64_t>(1, 60)(rng);
+  o.eval_every_s = 1000.0;
+  std::string where;
+  if (real_clock) {
+    o.time_s = 2.0;  // a bound: the iterations should end the run well before
+    o.server = rule == "async" ? pick(ServerPlacement::kInline, ServerPlacement::kThread,
+                                      ServerPlacement::kHogwild)
+                               : pick(ServerPlacement::kInline, ServerPlacement::kThread);
+    where = fmt::format(" --server {}", to_string(o.server));
+  } else {
+    o.clock = ClockKind::kVirtual;
+    o.compute_time_s = pick(0.0, 0.001);
+    where = fmt::format(" --clock virtual --compute-time {}s", o.compute_time_s);
+  }
+  const Cell c{o, fmt::format("--rule {} --workers {}{} --delay '{}' --delay-mode {} --seed {} "
+                              "--iterations {}{}",
+                              rule, p, k ? fmt::format(" --k {}", k) : std::string(), delay,
+                              to_string(o.delay_mode), o.seed, o.iterations, where)};
+  return c;
+}
+
+// The invariants every run keeps, whatever the rule (docs/rules.md).
+void check(const Cell& cell, const RunRecord& run, double seconds) {
+  INFO(cell.text);
+  const TrainerOptions& o = cell.options;
+  const ResolvedRun resolved = resolve_ok(o);
+  const int k = resolved.rule().k;
+  const bool synchronous = resolved.rule().synchronous();
+  REQUIRE(run.stop_reason != StopReason::kDiverged);
+  REQUIRE(run.stop_reason != StopReason::kFailed);
+  // Termination: the iteration budget, or on the real clock at worst the time bound.
+  if (o.clock == ClockKind::kVirtual) {
+    CHECK(run.stop_reason == StopReason::kIterations);
+  } else {
+    CHECK((run.stop_reason == StopReason::kIterations || run.stop_reason == StopReason::kTime));
+    CHECK(seconds < o.time_s + 30.0);  // a hang guard with a generous margin, not a timing
+  }
+  // Updates numbered 1..N, in time order, N within the budget.
+  REQUIRE(run.updates.size() <= o.iterations);
+  for (std::size_t i = 0; i < run.updates.size(); ++i) {
+    REQUIRE(run.updates[i].iteration == i + 1);
+    if (i > 0) CHECK(run.updates[i].wall_s >= run.updates[i - 1].wall_s);
+  }
+  const auto rounds = by_update(run);
+  CHECK(rounds.size() == run.updates.size());
+  for (const auto& u : run.updates) {
+    const auto it = rounds.find(u.iteration);
+    REQUIRE(it != rounds.end());
+    const auto& gs = it->second;
+    CHECK(static_cast<int>(gs.size()) == u.n_grads);
+    CHECK(u.n_grads == k);
+    std::uint64_t max_st = 0;
+    for (const auto& g : gs) {
+      CHECK(g.computed_on < g.iteration);
+      CHECK(g.staleness == g.iteration - 1 - g.computed_on);
+      if (synchronous) CHECK(g.staleness == 0);
+      max_st = std::max(max_st, g.staleness);
+    }
+    CHECK(u.max_staleness == max_st);
+    // k-sync and k-async take K distinct workers; the batch rules may repeat one.
+    if (o.rule.name == "sync" || o.rule.name == "k-sync" || o.rule.name == "k-async") {
+      CHECK(distinct_workers(gs));
+    }
+  }
+  // Counts: what was applied is what the records hold; nothing applied that was not pushed,
+  // nothing pushed that was not started.
+  REQUIRE(static_cast<int>(run.workers.size()) == o.workers);
+  std::uint64_t applied = 0;
+  for (const auto& w : run.workers) {
+    CHECK(w.applied <= w.pushed);
+    CHECK(w.pushed <= w.started);
+    CHECK(w.cancelled <= w.started);
+    applied += w.applied;
+  }
+  CHECK(applied == run.gradients.size());
+}
+
+int cells_from_env(int fallback) {
+  const char* env = std::getenv("STALESGD_STRESS_CELLS");
+  return env != nullptr ? std::max(1, std::atoi(env)) : fallback;
+}
+
+}  // namespace
+
+TEST_CASE("stress: random cells on the virtual clock keep the rule invariants", "[stress]") {
+  std::mt19937_64 rng(20261130);
+  const int cells = cells_from_env(60);
+  for (int i = 0; i < cells; ++i) {
+    const Cell cell = draw(rng, /*real_clock=*/false);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto run = train(cell.options, mnist());
+    INFO("cell " << i << ": " << cell.text);
+    INFO((run.ok() ? std::string() : run.error().message));
+    REQUIRE(run.ok());
+    check(cell, *run, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+}
+
+TEST_CASE("stress: random cells on real threads keep the rule invariants and end", "[stress]") {
+  std::mt19937_64 rng(20261201);
+  const int cells = cells_from_env(60) / 3;
+  for (int i = 0; i < cells; ++i) {
+    const Cell cell = draw(rng, /*real_clock=*/true);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto run = train(cell.options, mnist());
+    INFO("cell " << i << ": " << cell.text);
+    INFO((run.ok() ? std::string() : run.error().message));
+    REQUIRE(run.ok());
+    check(cell, *run, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+}
