@@ -1,5 +1,6 @@
 #include "stalesgd/experiment/race.hpp"
 
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <stdexcept>
@@ -7,7 +8,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/option_table.hpp"
 #include "experiment/mpi_launch.hpp"
+#include "output/checkpoint.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/output/run_writer.hpp"
@@ -110,19 +113,73 @@ std::string opt(const std::optional<double>& v, const char* format = "{:.6g}") {
   return v ? fmt::format(fmt::runtime(format), *v) : std::string();
 }
 
+// --resume: the summary of a run that finished (complete, and not stopped by Ctrl-C).
+std::optional<nlohmann::json> finished_summary(const fs::path& dir) {
+  std::ifstream in(dir / "summary.json");
+  if (!in) return std::nullopt;
+  auto s = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!s.is_object() || s.value("status", "") != std::string("complete") ||
+      s.value("stop_reason", "") == std::string("interrupted")) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+// One run of this process into `dir`, through a journal; with --resume from its checkpoint
+// when it has one.
+Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const fs::path& dir,
+                               const std::atomic<bool>* interrupt, const RaceSettings& settings) {
+  TrainerOptions o = r.options();
+  o.checkpoint_every_s = settings.checkpoint_every_s;
+  auto resolved = ResolvedRun::resolve(o);
+  if (!resolved) return resolved.error();
+  std::optional<std::string> payload;
+  JournalOffsets offsets;
+  if (settings.resume && fs::exists(dir / kCheckpointFile)) {
+    auto read = read_checkpoint(dir);
+    if (!read) return read.error();
+    StateReader in(*read);
+    const CheckpointHeader header = load_header(in);
+    if (!in.ok()) return Error{fmt::format("{}: {}", (dir / kCheckpointFile).string(), in.error())};
+    if (header.args != options_to_args(o)) {
+      return Error{
+          fmt::format("{} was written for other settings than the experiment file's "
+                      "now; restore the file, or race into a new --out",
+                      (dir / kCheckpointFile).string())};
+    }
+    payload = std::move(read).value();
+    offsets = header.offsets;
+  }
+  auto journal = RunJournal::open(
+      dir, payload ? RunJournal::Existing::kContinue : RunJournal::Existing::kOverwrite, offsets);
+  if (!journal) return journal.error();
+  auto run =
+      train(*resolved, ds, TrainIo{interrupt, journal->get(), payload ? &*payload : nullptr});
+  if (!run) return run.error();
+  std::string error;
+  if (run->stop_reason == StopReason::kDiverged) error = run->divergence;
+  if (run->stop_reason == StopReason::kFailed) error = run->error;
+  const auto theory = predict_runtime(*resolved);
+  if (auto s = finish_run_outputs(**journal, *resolved, *run, theory, error); !s) return s.error();
+  if (run->stop_reason == StopReason::kFailed) return Error{run->error};
+  return make_row(r, *run, theory);
+}
+
 }  // namespace
 
 Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
                              const std::atomic<bool>* interrupt,
-                             const std::function<void(std::size_t, const RaceRow&)>& on_run_done) {
+                             const std::function<void(std::size_t, const RaceRow&)>& on_run_done,
+                             const RaceSettings& settings) {
   auto data = check_race(ex);
   if (!data) return data.error();
-  return run_race(ex, std::move(data).value(), out_dir, interrupt, on_run_done);
+  return run_race(ex, std::move(data).value(), out_dir, interrupt, on_run_done, settings);
 }
 
 Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path& out_dir,
                              const std::atomic<bool>* interrupt,
-                             const std::function<void(std::size_t, const RaceRow&)>& on_run_done) {
+                             const std::function<void(std::size_t, const RaceRow&)>& on_run_done,
+                             const RaceSettings& settings) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) {
@@ -132,7 +189,15 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
   RaceOutcome outcome;
   for (std::size_t i = 0; i < ex.runs.size(); ++i) {
     const auto& r = ex.runs[i];
-    if (r.options().engine == EngineKind::kMpi) {
+    const auto done = settings.resume ? finished_summary(out_dir / r.slug) : std::nullopt;
+    if (done) {
+      try {
+        outcome.rows.push_back(row_from_summary(r, *done));
+      } catch (const std::exception& e) {
+        return Error{fmt::format("run '{}': {}: unexpected summary.json ({})", r.label,
+                                 (out_dir / r.slug / "summary.json").string(), e.what())};
+      }
+    } else if (r.options().engine == EngineKind::kMpi) {
       auto summary = run_under_mpirun(r, out_dir / r.slug, interrupt);
       if (!summary) return Error{fmt::format("run '{}': {}", r.label, summary.error().message)};
       try {
@@ -143,11 +208,9 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
       }
     } else {
       const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
-      auto run = train(r.run, ds, interrupt);
-      if (!run) return Error{fmt::format("run '{}': {}", r.label, run.error().message)};
-      const auto theory = predict_runtime(r.run);
-      if (auto s = write_run_outputs(out_dir / r.slug, r.run, *run, theory); !s) return s.error();
-      outcome.rows.push_back(make_row(r, *run, theory));
+      auto row = run_in_process(r, ds, out_dir / r.slug, interrupt, settings);
+      if (!row) return Error{fmt::format("run '{}': {}", r.label, row.error().message)};
+      outcome.rows.push_back(std::move(row).value());
     }
     if (on_run_done) on_run_done(i, outcome.rows.back());
     if (outcome.rows.back().stop_reason == StopReason::kInterrupted) {

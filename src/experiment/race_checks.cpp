@@ -92,11 +92,11 @@ Status check_race_out(const fs::path& out, ExistingOut existing) {
     return Error{fmt::format("cannot read --out {} ({}); give a folder this user can write",
                              out.string(), ec.message())};
   }
-  if (first == fs::directory_iterator() || existing == ExistingOut::kOverwrite) return {};
+  if (first == fs::directory_iterator() || existing != ExistingOut::kRefuse) return {};
   return Error{
       fmt::format("--out {} already holds files, which this race's runs would "
                   "mix with; give a new folder, or add --force to write into it (files of the "
-                  "same names are replaced)",
+                  "same names are replaced), or --resume to finish the race that is there",
                   out.string())};
 }
 

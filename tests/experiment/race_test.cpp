@@ -10,6 +10,7 @@
 using namespace stalesgd;
 using namespace stalesgd::test;
 using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
 
 TEST_CASE("a virtual-clock race writes every run and the results table", "[experiment][race]") {
   TempDir dir;
@@ -200,7 +201,7 @@ TEST_CASE("race CLI: an --out that holds files is refused unless --force", "[exp
   CHECK(r.output == "stalesgd: error: --out " + out +
                         " already holds files, which this race's runs would mix with; give a new "
                         "folder, or add --force to write into it (files of the same names are "
-                        "replaced)\n");
+                        "replaced), or --resume to finish the race that is there\n");
   r = run_cli({"race", "--config", cfg.string(), "--out", out, "--dry-run"});
   CHECK(r.exit_code == 2);
   CHECK(line_count(r.output) == 1);
@@ -221,4 +222,42 @@ TEST_CASE("race CLI: an --out that holds files is refused unless --force", "[exp
   CHECK(check_race_out(dir / "empty", ExistingOut::kRefuse).ok());
   CHECK(check_race_out(dir / "new", ExistingOut::kRefuse).ok());
   CHECK(check_race_out(dir / "out", ExistingOut::kOverwrite).ok());
+}
+
+TEST_CASE("race CLI: a race killed with kill -9 and resumed writes the uninterrupted race's files",
+          "[experiment][cli][resume]") {
+  TempDir dir;
+  const fs::path config = dir / "three.toml";
+  std::ofstream(config) << "name = \"three\"\nmodel = \"mlp\"\nclock = \"virtual\"\nworkers = 4\n"
+                           "delay = \"exp:mean=10ms\"\ntime = \"15s\"\neval_every = \"1s\"\n"
+                           "[[run]]\nlabel = \"k-sync\"\nrule = \"k-sync\"\nk = 2\n"
+                           "[[run]]\nlabel = \"k-async\"\nrule = \"k-async\"\nk = 2\n"
+                           "[[run]]\nlabel = \"async\"\nrule = \"async\"\n";
+  const std::string race = std::string(STALESGD_CLI) + " race --config " + config.string() +
+                           " --checkpoint-every 1s --out ";
+  const fs::path a = dir / "a", b = dir / "b";
+  REQUIRE(run_shell(race + a.string()).exit_code == 0);
+  // Killed once the second run has checkpointed.
+  const auto killed =
+      run_shell(race + b.string() + " >/dev/null & pid=$!; for i in $(seq 1500); do [ -e " +
+                (b / "k-async" / "checkpoint.bin").string() +
+                " ] && break; sleep 0.02; done; sleep 0.1; kill -9 $pid; wait $pid;"
+                " echo exit=$?");
+  INFO(killed.output);
+  REQUIRE(killed.output.find("exit=137") != std::string::npos);
+  REQUIRE_FALSE(fs::exists(b / "results.csv"));
+  REQUIRE_FALSE(fs::exists(b / "k-async" / "summary.json"));
+  const auto resumed = run_shell(race + b.string() + " --resume");
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  const auto bytes = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const char* f :
+       {"results.csv", "k-sync/summary.json", "k-async/updates.csv", "k-async/gradients.csv",
+        "k-async/evals.csv", "k-async/summary.json", "async/updates.csv", "async/summary.json"}) {
+    INFO(f);
+    CHECK(bytes(a / f) == bytes(b / f));
+  }
 }

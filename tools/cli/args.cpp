@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 // The option table is internal to the library (src/); the CLI target sees include/ only.
 #include "config/option_table.hpp"
+#include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd::cli {
 namespace {
@@ -30,7 +31,8 @@ constexpr const char* kUsage =
     "                 --iterations N | --time 60s | --target-error 0.08\n"
     "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
     "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
-    "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force]\n"
+    "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force | --resume]\n"
+    "                  [--checkpoint-every T]\n"
     "\n"
     "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree.\n";
 
@@ -262,6 +264,8 @@ int race_command(int argc, char** argv) {
       ("out", "Output directory", cxxopts::value<std::string>())
       ("dry-run", "Check the file, every run's data set and model, and list the runs without running them")
       ("force", "Write into an --out that already holds files (files of the same names are replaced)")
+      ("resume", "Finish the race in --out: keep the runs that finished, continue the one with a checkpoint, run the rest")
+      ("checkpoint-every", "Each run writes a checkpoint this often (its clock), so --resume continues it; 0s = never", cxxopts::value<std::string>()->default_value("0s"))
       ("h,help", "Show this help");
   // clang-format on
   try {
@@ -275,6 +279,13 @@ int race_command(int argc, char** argv) {
     a.config = r["config"].as<std::string>();
     a.dry_run = r.count("dry-run") > 0;
     a.force = r.count("force") > 0;
+    a.resume = r.count("resume") > 0;
+    if (a.force && a.resume) return fail("--force and --resume exclude each other: pick one", 2);
+    const auto every = parse_duration(r["checkpoint-every"].as<std::string>());
+    if (!every) {
+      return fail(fmt::format("--checkpoint-every: {}", every.error().message), 2);
+    }
+    a.checkpoint_every_s = *every;
     if (!r.count("out") && !a.dry_run) return usage_error("race", "--out DIR is required");
     if (r.count("out")) a.out = r["out"].as<std::string>();
     return run_race(a);

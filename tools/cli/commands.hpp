@@ -52,8 +52,10 @@ int run_theory(const TheoryArgs& args);
 struct RaceArgs {
   std::string config;
   std::string out;
-  bool dry_run = false;  // check the runs, list them and their folders, run nothing
-  bool force = false;    // write into an --out that holds files
+  bool dry_run = false;             // check the runs, list them and their folders, run nothing
+  bool force = false;               // write into an --out that holds files
+  bool resume = false;              // finish the race already in `out`
+  double checkpoint_every_s = 0.0;  // each run checkpoints this often; 0 = never
 };
 
 // `stalesgd race`: every run of a TOML experiment, outputs per run, results.csv and a table.

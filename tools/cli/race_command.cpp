@@ -13,7 +13,9 @@ int run_race(const RaceArgs& args) {
   auto ex = load_experiment(args.config);
   if (!ex) return fail(ex.error().message, 2);
   if (!args.out.empty()) {
-    const auto existing = args.force ? ExistingOut::kOverwrite : ExistingOut::kRefuse;
+    const auto existing = args.resume  ? ExistingOut::kResume
+                          : args.force ? ExistingOut::kOverwrite
+                                       : ExistingOut::kRefuse;
     if (auto s = check_race_out(args.out, existing); !s) return fail(s.error().message, 2);
   }
   // Every run's data set and model before anything runs, or is listed as if it would.
@@ -50,7 +52,8 @@ int run_race(const RaceArgs& args) {
                      row.final_test_error ? fmt::format("{:.4f}", *row.final_test_error) : "-");
         }
         std::fflush(stdout);
-      });
+      },
+      RaceSettings{args.resume, args.checkpoint_every_s});
   if (!outcome) return fail(outcome.error().message);
 
   double target = 0.0;

@@ -65,10 +65,20 @@ Result<RaceData> check_race(const Experiment& experiment);
 enum class ExistingOut {
   kRefuse,     // the default: old and new runs would mix in one results table
   kOverwrite,  // --force: write into it; files of the same names are replaced
+  kResume,     // --resume: finish the race that is there
+};
+
+// How a race runs its runs (docs/experiments.md, docs/reliability.md).
+struct RaceSettings {
+  // Keep the runs that finished (their summary.json says so); continue a run that has a
+  // checkpoint from it; start the others afresh.
+  bool resume = false;
+  // Every in-process run writes a checkpoint this often (its own clock); 0 = never.
+  double checkpoint_every_s = 0.0;
 };
 
 // Refuses an --out that is not a folder, and one that holds files unless `existing` allows it;
-// an --out that does not exist yet is fine. (A resume of an earlier race would also allow it.)
+// an --out that does not exist yet is fine.
 Status check_race_out(const std::filesystem::path& out, ExistingOut existing);
 
 // `on_run_done(i, row)` is called after each run (for progress output). Runs check_race first:
@@ -76,13 +86,15 @@ Status check_race_out(const std::filesystem::path& out, ExistingOut existing);
 Result<RaceOutcome> run_race(
     const Experiment& experiment, const std::filesystem::path& out_dir,
     const std::atomic<bool>* interrupt = nullptr,
-    const std::function<void(std::size_t, const RaceRow&)>& on_run_done = {});
+    const std::function<void(std::size_t, const RaceRow&)>& on_run_done = {},
+    const RaceSettings& settings = {});
 
 // The same with the data check_race(experiment) returned (the CLI checks before it prints).
 Result<RaceOutcome> run_race(
     const Experiment& experiment, RaceData data, const std::filesystem::path& out_dir,
     const std::atomic<bool>* interrupt = nullptr,
-    const std::function<void(std::size_t, const RaceRow&)>& on_run_done = {});
+    const std::function<void(std::size_t, const RaceRow&)>& on_run_done = {},
+    const RaceSettings& settings = {});
 
 Status write_results_csv(const std::filesystem::path& path, const std::vector<RaceRow>& rows);
 std::string results_markdown(const std::vector<RaceRow>& rows, double target_error);
