@@ -63,7 +63,7 @@ TEST_CASE("resume: a virtual-clock run killed with kill -9 and resumed writes id
   const std::string after = GENERATE("0", "0.3");
   INFO(config << " / kill -9 " << after << " s after the first checkpoint");
   TempDir a, b;
-  const std::string run = kCli + " train --model mlp --clock virtual --time 40s --eval-every 2s " +
+  const std::string run = kCli + " train --model mlp --clock virtual --time 12s --eval-every 2s " +
                           "--checkpoint-every 1s --no-progress " + config + " --out ";
   REQUIRE(run_shell(run + a.path().string()).exit_code == 0);
   const std::string killed = cut(run + b.path().string(), b.path(), after, "KILL");
