@@ -79,11 +79,14 @@ void check(const Cell& cell, const RunRecord& run, double seconds) {
     CHECK((run.stop_reason == StopReason::kIterations || run.stop_reason == StopReason::kTime));
     CHECK(seconds < o.time_s + 30.0);  // a hang guard with a generous margin, not a timing
   }
-  // Updates numbered 1..N, in time order, N within the budget.
+  // Updates numbered 1..N, N within the budget, and in time order where one server applies
+  // them (Hogwild!'s updates overlap: each is timed when its write ends, so a later-numbered
+  // one may end first; docs/outputs.md).
   REQUIRE(run.updates.size() <= o.iterations);
+  const bool ordered = o.server != ServerPlacement::kHogwild;
   for (std::size_t i = 0; i < run.updates.size(); ++i) {
     REQUIRE(run.updates[i].iteration == i + 1);
-    if (i > 0) CHECK(run.updates[i].wall_s >= run.updates[i - 1].wall_s);
+    if (i > 0 && ordered) CHECK(run.updates[i].wall_s >= run.updates[i - 1].wall_s);
   }
   const auto rounds = by_update(run);
   CHECK(rounds.size() == run.updates.size());
