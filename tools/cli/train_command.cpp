@@ -75,11 +75,10 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   Status ready;
   if (options.checkpoint_every_s > 0.0) {
     if (options.out_dir.empty()) return fail("--checkpoint-every needs --out DIR to write into", 2);
-    if (options.server == ServerPlacement::kHogwild || options.engine == EngineKind::kMpi) {
+    if (options.server == ServerPlacement::kHogwild) {
       return fail(
-          fmt::format("--checkpoint-every is not supported with {} yet; use --server "
-                      "inline or thread",
-                      options.engine == EngineKind::kMpi ? "--engine mpi" : "--server hogwild"),
+          "--checkpoint-every is not supported with --server hogwild yet; use --server "
+          "inline or thread",
           2);
     }
   }

@@ -15,6 +15,8 @@
 #include "engine/mpi/idle_probe.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/mpi/rank_clock.hpp"
+#include "output/checkpoint.hpp"
+#include "stalesgd/util/seed.hpp"
 
 namespace stalesgd::mpi {
 
@@ -175,16 +177,55 @@ double MpiServer::mean_staleness() {
   return core_.mean_staleness();
 }
 
+void MpiServer::save(StateWriter& out, const Look& look) {
+  std::lock_guard lock(mu_);
+  look(store_.version(), store_.current(), &run_);
+  out.tag("mpi");
+  out.u64(store_.version());
+  out.values(store_.current());
+  core_.save(out);
+}
+
+Result<double> MpiServer::resume(RunSupervisor& supervisor, const std::string& payload) {
+  StateReader in(payload);
+  const CheckpointHeader header = load_header(in);
+  if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  run_ = supervisor.resume(header);
+  if (in.tag("mpi")) {
+    const std::uint64_t version = in.u64();
+    const auto params = in.values<float>(static_cast<std::int64_t>(ctx_.model->num_params()));
+    if (in.ok()) store_.restore(version, params, 1);
+  }
+  core_.load(in);
+  if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
+  if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  core_.restart();
+  // Fresh delay streams from here, as the thread engine's resume.
+  const std::uint64_t seed = mix64(o_.seed ^ mix64(store_.version()));
+  delays_of_.clear();
+  for (int w = 0; w < o_.workers; ++w) delays_of_.emplace_back(ctx_.run.delays(), w, seed);
+  return header.t;
+}
+
 Result<RunRecord> MpiServer::run() {
   RunSupervisor supervisor(ctx_, RunSupervisor::Evaluation::kBackground);
   supervisor_ = &supervisor;
+  double resumed_at = 0.0;
+  if (ctx_.resume != nullptr) {
+    auto t = resume(supervisor, *ctx_.resume);
+    // Collective: the worker ranks wait for the verdict before their receive loops.
+    if (auto s = agree(t ? Status{} : Status{t.error()}); !s) return t ? s.error() : t.error();
+    resumed_at = *t;
+  }
   run_.model = ctx_.model->describe();
   run_.num_params = ctx_.model->num_params();
 
   RankClock::estimate();  // collective; rank 0's clock is the reference
   // Every worker rank is in its receive loop once it passes this barrier.
   MPI_Barrier(MPI_COMM_WORLD);
-  start_ = Clock::now();
+  // A resumed run's clock goes on from the checkpoint's time.
+  start_ = Clock::now() -
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(resumed_at));
   {
     std::lock_guard lock(mu_);
     for (const auto& s : core_.begin()) assign(s.worker, start_);

@@ -40,8 +40,14 @@ class MpiServer final : public SupervisedEngine {
   void inspect(const Look& look) override;
   StopReason stop(StopReason reason) override;
   double mean_staleness() override;
+  // As the thread engine's: parameters, version, the server's counts and rule. The worker
+  // ranks' computed/busy/idle are theirs and reach rank 0 only at the end, so a resumed run's
+  // count from the resume (docs/reliability.md).
+  void save(StateWriter& out, const Look& look) override;
 
  private:
+  // --resume: restores what save() wrote; returns the run's clock at the checkpoint.
+  Result<double> resume(RunSupervisor& supervisor, const std::string& payload);
   // The receive thread: pushes until every worker rank has sent its records.
   void receive_main();
   // The server's step for one push. REQUIRES(mu_)

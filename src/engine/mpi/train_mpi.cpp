@@ -28,6 +28,10 @@ Result<RunRecord> train_mpi(RunContext& ctx) {
     mpi::MpiServer server(ctx, mpi::ranks());
     return server.run();
   }
+  // --resume: rank 0 restores its state first and tells every rank whether it could.
+  if (ctx.resume != nullptr) {
+    if (auto s = mpi::agree({}); !s) return s.error();
+  }
   try {
     mpi::RankWorkers workers(ctx, mpi::rank());
     workers.run();

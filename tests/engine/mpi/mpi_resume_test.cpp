@@ -1,0 +1,49 @@
+// --engine mpi with --checkpoint-every: rank 0 writes the checkpoint; an mpirun job killed with
+// kill -9 and resumed with --resume continues with each iteration once.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/mpi/mpi_test_util.hpp"
+
+using namespace stalesgd::test;
+namespace fs = std::filesystem;
+
+TEST_CASE("mpi: a run killed with kill -9 and resumed has each iteration once", "[engine][mpi]") {
+  require_mpi();
+  TempDir dir;
+  const fs::path out = dir / "run";
+  // Every rank is killed at once once rank 0 has written a checkpoint and gone on a little.
+  const auto killed = run_mpi_shell(
+      "timeout --foreground 60 tools/mpirun.sh -np 3 " STALESGD_CLI
+      " train --engine mpi --model softmax --rule k-sync --k 1 --delay exp:mean=3ms --time 3s "
+      "--checkpoint-every 0.3s --no-progress --out " +
+      out.string() + " >/dev/null 2>&1 & for i in $(seq 1200); do [ -e " +
+      (out / "checkpoint.bin").string() +
+      " ] && break; sleep 0.05; done; sleep 0.5; pkill -9 -f 'train --engine mpi .*" +
+      out.string() + "'; wait; echo done");
+  INFO(killed.output);
+  REQUIRE(fs::exists(out / "checkpoint.bin"));
+  REQUIRE_FALSE(fs::exists(out / "summary.json"));
+  const auto resumed = run_mpi_shell("timeout --foreground 60 tools/mpirun.sh -np 3 " STALESGD_CLI
+                                     " train --engine mpi --no-progress --resume " +
+                                     out.string());
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  std::ifstream updates(out / "updates.csv");
+  std::string line;
+  std::getline(updates, line);
+  std::uint64_t expected = 1;
+  while (std::getline(updates, line)) {
+    REQUIRE(std::stoull(line.substr(0, line.find(','))) == expected);
+    ++expected;
+  }
+  std::ifstream in(out / "summary.json");
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["stop_reason"] == "time");
+  CHECK(j["iterations"].get<std::uint64_t>() == expected - 1);
+  CHECK(expected > 10);
+}
