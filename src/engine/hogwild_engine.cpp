@@ -8,6 +8,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
+#include "output/checkpoint.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -41,8 +43,9 @@ static_assert(std::atomic_ref<float>::required_alignment == alignof(float));
 // a worker computes on its own copy, its w_tau (one pass over n floats per minibatch, small
 // next to a gradient). version_ counts updates claimed: it labels reads and publishes nothing.
 // A stop gate (Worker::applying against stopping_) claims no update once the run stops and
-// applies every claim below the budget: updates.csv numbers 1..N with no gaps. Each worker's
-// records belong to its thread; the caller reads them after join().
+// applies every claim below the budget: updates.csv numbers 1..N with no gaps. Each worker
+// keeps its own records under its own (uncontended) mutex; the supervisor's thread collects
+// them and passes on the rows numbered without a gap so far (journal and checkpoints).
 class HogwildEngine final : public SupervisedEngine {
  public:
   explicit HogwildEngine(RunContext& ctx)
@@ -50,9 +53,7 @@ class HogwildEngine final : public SupervisedEngine {
         o_(ctx.options),
         lr_rule_(ctx.run.learning_rate()),
         params_(ctx.initial),
-        scratch_(params_.size()) {
-    for (int w = 0; w < o_.workers; ++w) workers_.push_back(std::make_unique<Worker>(ctx, w));
-  }
+        scratch_(params_.size()) {}
 
   Result<RunRecord> run();
 
@@ -68,7 +69,25 @@ class HogwildEngine final : public SupervisedEngine {
     std::uint64_t v = version_.load(std::memory_order_relaxed);
     if (o_.iterations > 0) v = std::min(v, o_.iterations);
     for (std::size_t i = 0; i < scratch_.size(); ++i) scratch_[i] = load(i);
-    look(v, scratch_, nullptr);
+    collect();
+    look(v, scratch_, &merged_);
+  }
+
+  // A checkpoint: the parameters as a Hogwild! read sees them, the updates numbered without a
+  // gap so far (a resumed run numbers on from there; updates claimed above them and not yet
+  // recorded are part of the read, not of the records), every worker's counts.
+  void save(StateWriter& out, const Look& look) override {
+    inspect(look);
+    out.tag("hogwild");
+    out.u64(merged_.updates.size());
+    out.values(scratch_);
+    for (const auto& w : workers_) {
+      std::lock_guard lock(w->mu);
+      const WorkerRecord& s = w->stats;
+      for (std::uint64_t v : {s.started, s.computed, s.pushed, s.applied}) out.u64(v);
+      out.f64(s.busy_s);
+      out.f64(s.idle_s);
+    }
   }
 
   StopReason stop(StopReason reason) override {
@@ -92,13 +111,12 @@ class HogwildEngine final : public SupervisedEngine {
  private:
   // alignas(64): each worker writes its atomics on every update; no false sharing.
   struct alignas(64) Worker {
-    Worker(RunContext& ctx, int w)
+    Worker(RunContext& ctx, int w, std::uint64_t seed)
         : copy(ctx.initial.size()),
           grad(ctx.initial.size()),
           ws(ctx.model->make_workspace(ctx.options.batch)),
-          sampler(ctx.data.train, ctx.options.batch,
-                  derive_seed(ctx.options.seed, SeedStream::kSampler, w)),
-          delays(ctx.run.delays(), w, ctx.options.seed) {
+          sampler(ctx.data.train, ctx.options.batch, derive_seed(seed, SeedStream::kSampler, w)),
+          delays(ctx.run.delays(), w, seed) {
       stats.worker = w;
     }
     // Set from the worker's stop check to the end of its update. seq_cst, as stopping_: a
@@ -107,16 +125,39 @@ class HogwildEngine final : public SupervisedEngine {
     // For the progress line only (relaxed: approximate figures, nothing published by them).
     std::atomic<std::uint64_t> applied{0};
     std::atomic<std::uint64_t> staleness_sum{0};
-    // Owned by the worker thread; read by the caller after join().
+    // Owned by the worker thread.
     std::vector<float> copy;  // w_tau: this worker's read of params_
     std::vector<float> grad;
     std::unique_ptr<Workspace> ws;
     MinibatchSampler sampler;
     DelaySampler delays;
-    WorkerRecord stats;
-    std::vector<UpdateRecord> updates;
-    std::vector<GradientRecord> gradients;
+    // Written by the worker, read by the supervisor's thread (collect, save), each under mu.
+    std::mutex mu;
+    WorkerRecord stats;                     // GUARDED_BY(mu)
+    std::vector<UpdateRecord> updates;      // GUARDED_BY(mu)
+    std::vector<GradientRecord> gradients;  // GUARDED_BY(mu)
+    std::size_t taken = 0;                  // supervisor's thread only: rows already collected
   };
+
+  // Supervisor's thread: moves the rows the workers recorded since the last call into
+  // merged_, as far as they are numbered without a gap (a lower-numbered update may still be
+  // in flight on another worker).
+  void collect() {
+    for (const auto& w : workers_) {
+      std::lock_guard lock(w->mu);
+      for (std::size_t i = w->taken; i < w->updates.size(); ++i) {
+        waiting_.emplace(w->updates[i].iteration, std::pair(w->updates[i], w->gradients[i]));
+      }
+      w->taken = w->updates.size();
+    }
+    for (auto it = waiting_.begin();
+         it != waiting_.end() && it->first == merged_.updates.size() + 1; it = waiting_.erase(it)) {
+      merged_.updates.push_back(it->second.first);
+      merged_.gradients.push_back(it->second.second);
+    }
+  }
+  // --resume: restores what save() wrote; returns the run's clock at the checkpoint.
+  Result<double> resume(RunSupervisor& supervisor, const std::string& payload);
 
   float load(std::size_t i) {
     return std::atomic_ref<float>(params_[i]).load(std::memory_order_relaxed);
@@ -163,13 +204,20 @@ class HogwildEngine final : public SupervisedEngine {
   // The stop flag, polled by workers and the model between layers. seq_cst: the other half
   // of the gate's handshake; written only under stop_mu_, so cv waiters cannot miss it.
   std::atomic<bool> stopping_{false};
-  Clock::time_point start_;  // written before the workers start
+  Clock::time_point start_;         // written before the workers start
+  Clock::time_point resumed_from_;  // likewise: when this process began (start_ unless resumed)
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;        // wakes sleepers and the supervisor on a stop
   StopReason reason_ = StopReason::kNone;  // GUARDED_BY(stop_mu_)
   std::string divergence_;                 // GUARDED_BY(stop_mu_)
   std::exception_ptr failure_;             // GUARDED_BY(stop_mu_): the first worker exception
+
+  // The supervisor's thread only: the rows numbered 1..N without a gap, and those above.
+  RunRecord merged_;
+  std::map<std::uint64_t, std::pair<UpdateRecord, GradientRecord>> waiting_;
+  std::vector<WorkerRecord> restored_stats_;  // --resume: each worker's counts so far
+  std::uint64_t stream_seed_ = 0;             // the delay and minibatch streams' seed
 };
 
 void HogwildEngine::worker_main(Worker& me) {
@@ -184,23 +232,29 @@ void HogwildEngine::worker_main(Worker& me) {
 }
 
 void HogwildEngine::worker_loop(Worker& me) {
-  auto last_end = start_;
+  auto last_end = resumed_from_;
   while (!stopping_.load(std::memory_order_relaxed)) {
     const auto t0 = Clock::now();
-    me.stats.idle_s += Seconds(t0 - last_end).count();  // the last update and its records
-    ++me.stats.started;
+    {
+      std::lock_guard lock(me.mu);
+      me.stats.idle_s += Seconds(t0 - last_end).count();  // the last update and its records
+      ++me.stats.started;
+    }
     const double x = me.delays.next(since_start(t0));
     const Batch batch = me.sampler.next();
     const std::uint64_t computed_on = version_.load(std::memory_order_relaxed);
     for (std::size_t i = 0; i < me.copy.size(); ++i) me.copy[i] = load(i);
     const auto loss = ctx_.model->loss_and_gradient(me.copy, batch, me.grad, *me.ws, &stopping_);
-    if (loss) ++me.stats.computed;
     // pad: the minibatch takes max(C, X); add: C + X.
     const auto x_d = std::chrono::duration_cast<Clock::duration>(Seconds(x));
     const bool on_time =
         loss && sleep_until(o_.delay_mode == DelayMode::kPad ? t0 + x_d : Clock::now() + x_d);
     last_end = Clock::now();
-    me.stats.busy_s += Seconds(last_end - t0).count();
+    {
+      std::lock_guard lock(me.mu);
+      if (loss) ++me.stats.computed;
+      me.stats.busy_s += Seconds(last_end - t0).count();
+    }
     if (!on_time || !push(me, computed_on, *loss)) return;
   }
 }
@@ -238,11 +292,14 @@ bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss) {
     wi.store(wi.load(std::memory_order_relaxed) - step * me.grad[i], std::memory_order_relaxed);
   }
   const double now = since_start(Clock::now());
-  me.updates.push_back({j + 1, now, 1, static_cast<double>(staleness), staleness, lr, loss});
-  me.gradients.push_back({j + 1, me.stats.worker, computed_on, staleness});
-  ++me.stats.pushed;
-  ++me.stats.applied;
-  me.applied.store(me.stats.applied, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(me.mu);
+    me.updates.push_back({j + 1, now, 1, static_cast<double>(staleness), staleness, lr, loss});
+    me.gradients.push_back({j + 1, me.stats.worker, computed_on, staleness});
+    ++me.stats.pushed;
+    ++me.stats.applied;
+    me.applied.store(me.stats.applied, std::memory_order_relaxed);
+  }
   me.staleness_sum.store(me.staleness_sum.load(std::memory_order_relaxed) + staleness,
                          std::memory_order_relaxed);  // only this thread writes it
   // The last update of the budget ends the run at once, as the supervisor would.
@@ -251,13 +308,55 @@ bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss) {
   return true;
 }
 
+Result<double> HogwildEngine::resume(RunSupervisor& supervisor, const std::string& payload) {
+  StateReader in(payload);
+  const CheckpointHeader header = load_header(in);
+  if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  merged_ = supervisor.resume(header);
+  if (in.tag("hogwild")) {
+    const std::uint64_t n = in.u64();
+    auto params = in.values<float>(static_cast<std::int64_t>(params_.size()));
+    if (in.ok() && n != merged_.updates.size()) in.fail("the update count and records disagree");
+    if (in.ok()) params_ = std::move(params);
+    version_.store(n, std::memory_order_relaxed);  // no worker runs yet
+  }
+  restored_stats_.assign(static_cast<std::size_t>(o_.workers), WorkerRecord{});
+  for (auto& s : restored_stats_) {
+    for (std::uint64_t* v : {&s.started, &s.computed, &s.pushed, &s.applied}) *v = in.u64();
+    s.busy_s = in.f64();
+    s.idle_s = in.f64();
+  }
+  if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
+  if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  // Fresh delay and minibatch streams from here, as the thread engine's resume.
+  stream_seed_ = mix64(o_.seed ^ mix64(merged_.updates.size()));
+  return header.t;
+}
+
 Result<RunRecord> HogwildEngine::run() {
   RunSupervisor supervisor(ctx_, RunSupervisor::Evaluation::kBackground);
+  stream_seed_ = o_.seed;
+  double resumed_at = 0.0;
+  if (ctx_.resume != nullptr) {
+    auto t = resume(supervisor, *ctx_.resume);
+    if (!t) return t.error();
+    resumed_at = *t;
+  }
+  for (int w = 0; w < o_.workers; ++w) {
+    workers_.push_back(std::make_unique<Worker>(ctx_, w, stream_seed_));
+    if (!restored_stats_.empty()) {
+      workers_.back()->stats = restored_stats_[static_cast<std::size_t>(w)];
+      workers_.back()->stats.worker = w;
+      workers_.back()->applied.store(workers_.back()->stats.applied, std::memory_order_relaxed);
+    }
+  }
   std::vector<std::thread> threads;
   const auto join = [&] {
     for (auto& t : threads) t.join();
   };
-  start_ = Clock::now();
+  // A resumed run's clock goes on from the checkpoint's time.
+  start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(Seconds(resumed_at));
+  resumed_from_ = Clock::now();
   std::pair<StopReason, double> ended;
   try {
     for (auto& w : workers_) threads.emplace_back([this, &w] { worker_main(*w); });
@@ -271,20 +370,19 @@ Result<RunRecord> HogwildEngine::run() {
   if (failure_) std::rethrow_exception(failure_);
   const auto [reason, wall_s] = ended;
   // Every thread is joined: params_ and the records are plain data again.
+  // The stop gate left no gap, so every row is collected now.
+  collect();
   RunRecord run;
+  run.updates = std::move(merged_.updates);
+  run.gradients = std::move(merged_.gradients);
   run.model = ctx_.model->describe();
   run.num_params = params_.size();
   run.param_buffers = 1 + workers_.size();  // the shared vector and each worker's copy
   std::uint64_t applied = 0;
   for (auto& w : workers_) {
-    run.updates.insert(run.updates.end(), w->updates.begin(), w->updates.end());
-    run.gradients.insert(run.gradients.end(), w->gradients.begin(), w->gradients.end());
     run.workers.push_back(w->stats);
     applied += w->stats.applied;
   }
-  const auto by_iteration = [](const auto& a, const auto& b) { return a.iteration < b.iteration; };
-  std::sort(run.updates.begin(), run.updates.end(), by_iteration);
-  std::sort(run.gradients.begin(), run.gradients.end(), by_iteration);
   if (reason == StopReason::kDiverged) run.divergence = divergence_;
   return supervisor.finish(std::move(run), reason, wall_s, applied, params_);
 }

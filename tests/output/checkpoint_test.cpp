@@ -85,6 +85,7 @@ TEST_CASE("resume: a real-clock run cut by kill -9 or SIGINT and resumed has eac
   const std::string engine =
       GENERATE(std::string("--rule k-sync --k 2 --workers 4 --delay exp:mean=2ms"),
                std::string("--rule async --workers 4 --server thread --delay exp:mean=2ms"),
+               std::string("--rule async --workers 4 --server hogwild --delay exp:mean=2ms"),
                std::string("--sequential"));
   const std::string signal = GENERATE("KILL", "INT");
   INFO(engine << " / " << signal);

@@ -139,15 +139,18 @@ TEST_CASE("train CLI: a write that fails ends the run with the path and the OS e
 TEST_CASE("train CLI: rows reach the files while the run goes", "[output][cli]") {
   // Run for 600 s in the background; as soon as updates.csv holds rows and before any
   // summary.json, stop the run with SIGTERM. A journal that wrote only at the end fails here.
+  const std::string server = GENERATE("inline", "thread", "hogwild");
+  INFO("--server " << server);
   TempDir dir;
   const fs::path updates = dir / "updates.csv";
   const auto r = run_shell(
       kCli +
       " train --model softmax --rule async --workers 2 --delay exp:mean=2ms --time 600s "
-      "--no-progress --out " +
-      dir.path().string() + " >/dev/null & pid=$!; rows=0; for i in $(seq 600); do " +
-      "rows=$(cat " + updates.string() + " 2>/dev/null | wc -l); [ $rows -gt 20 ] && break; " +
-      "sleep 0.05; done; [ -e " + (dir / "summary.json").string() +
+      "--no-progress --server " +
+      server + " --out " + dir.path().string() +
+      " >/dev/null & pid=$!; rows=0; for i in $(seq 600); do " + "rows=$(cat " + updates.string() +
+      " 2>/dev/null | wc -l); [ $rows -gt 20 ] && break; " + "sleep 0.05; done; [ -e " +
+      (dir / "summary.json").string() +
       " ] && echo summary-early; echo rows=$rows; kill -TERM $pid; wait $pid; echo exit=$?");
   INFO(r.output);
   CHECK(r.output.find("summary-early") == std::string::npos);

@@ -75,12 +75,6 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   Status ready;
   if (options.checkpoint_every_s > 0.0) {
     if (options.out_dir.empty()) return fail("--checkpoint-every needs --out DIR to write into", 2);
-    if (options.server == ServerPlacement::kHogwild) {
-      return fail(
-          "--checkpoint-every is not supported with --server hogwild yet; use --server "
-          "inline or thread",
-          2);
-    }
   }
   if (!options.out_dir.empty() && mpi::reports()) {
     const auto existing = resume          ? RunJournal::Existing::kContinue
