@@ -32,7 +32,7 @@ struct IdxHeader {
   std::size_t data_offset = 0;
 };
 
-Result<IdxHeader> parse_header(const std::vector<std::uint8_t>& bytes, std::uint32_t magic,
+Result<IdxHeader> parse_header(std::span<const std::uint8_t> bytes, std::uint32_t magic,
                                const std::filesystem::path& path, const std::string& fix) {
   const std::size_t ndims = magic & 0xff;
   const std::size_t header = 4 + 4 * ndims;
@@ -79,10 +79,16 @@ Result<Split> load_idx_split(const std::filesystem::path& images_path,
   if (!images) return images.error();
   auto labels = read_file_bytes(labels_file, expect.fix);
   if (!labels) return labels.error();
+  return parse_idx_split(*images, *labels, images_file, labels_file, expect);
+}
 
-  auto ih = parse_header(*images, kImagesMagic, images_file, expect.fix);
+Result<Split> parse_idx_split(std::span<const std::uint8_t> images,
+                              std::span<const std::uint8_t> labels,
+                              const std::filesystem::path& images_file,
+                              const std::filesystem::path& labels_file, const IdxExpect& expect) {
+  auto ih = parse_header(images, kImagesMagic, images_file, expect.fix);
   if (!ih) return ih.error();
-  auto lh = parse_header(*labels, kLabelsMagic, labels_file, expect.fix);
+  auto lh = parse_header(labels, kLabelsMagic, labels_file, expect.fix);
   if (!lh) return lh.error();
 
   const std::size_t count = ih->dims[0];
@@ -105,8 +111,7 @@ Result<Split> load_idx_split(const std::filesystem::path& images_path,
   Split split;
   split.shape = shape;
   split.count = count;
-  split.labels.assign(labels->begin() + static_cast<std::ptrdiff_t>(lh->data_offset),
-                      labels->end());
+  split.labels.assign(labels.begin() + static_cast<std::ptrdiff_t>(lh->data_offset), labels.end());
   for (std::size_t i = 0; i < count; ++i) {
     if (split.labels[i] >= expect.num_classes) {
       return Error{fmt::format("{}: label {} of sample {} is out of range [0, {}); {}",
@@ -114,7 +119,7 @@ Result<Split> load_idx_split(const std::filesystem::path& images_path,
                                expect.fix)};
     }
   }
-  const std::uint8_t* pixels = images->data() + ih->data_offset;
+  const std::uint8_t* pixels = images.data() + ih->data_offset;
   split.features.resize(count * shape.dim());
   constexpr float kScale = 1.0f / 255.0f;
   for (std::size_t i = 0; i < split.features.size(); ++i) split.features[i] = pixels[i] * kScale;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "config/option_table.hpp"
+#include "experiment/experiment_text.hpp"
 
 namespace stalesgd {
 namespace {
@@ -90,23 +91,9 @@ std::string slugify(const std::string& label) {
   return s.empty() ? "run" : s;
 }
 
-}  // namespace
-
-Result<Experiment> load_experiment(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    return Error{
-        fmt::format("{}: config file not found; give the path of a .toml file, e.g. "
-                    "experiments/quickstart.toml",
-                    path.string())};
-  }
-  toml::table doc;
-  try {
-    doc = toml::parse_file(path.string());
-  } catch (const toml::parse_error& e) {
-    return Error{fmt::format("{}:{}: TOML syntax error: {}", path.string(), e.source().begin.line,
-                             e.description())};
-  }
+// The experiment in a parsed document; `path` names the file in messages and gives the base
+// directory of trace files and the default name.
+Result<Experiment> from_document(const toml::table& doc, const fs::path& path) {
   const fs::path base = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   for (const char* key : {"name", "description"}) {
     if (auto s = check_string(path, doc, key); !s) return s.error();
@@ -175,6 +162,40 @@ Result<Experiment> load_experiment(const fs::path& path) {
     }
   }
   return ex;
+}
+
+Error syntax_error(const fs::path& path, const toml::parse_error& e) {
+  return Error{fmt::format("{}:{}: TOML syntax error: {}", path.string(), e.source().begin.line,
+                           e.description())};
+}
+
+// The experiment of the document that `parse` returns (toml::parse_file or toml::parse).
+template <class Parse>
+Result<Experiment> load(const fs::path& path, Parse parse) {
+  toml::table doc;
+  try {
+    doc = parse();
+  } catch (const toml::parse_error& e) {
+    return syntax_error(path, e);
+  }
+  return from_document(doc, path);
+}
+
+}  // namespace
+
+Result<Experiment> load_experiment(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    return Error{
+        fmt::format("{}: config file not found; give the path of a .toml file, e.g. "
+                    "experiments/quickstart.toml",
+                    path.string())};
+  }
+  return load(path, [&] { return toml::parse_file(path.string()); });
+}
+
+Result<Experiment> parse_experiment(std::string_view text, const fs::path& path) {
+  return load(path, [&] { return toml::parse(text, path.string()); });
 }
 
 }  // namespace stalesgd

@@ -96,6 +96,11 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
   if (!in) {
     return Error{fmt::format("trace file '{}' cannot be read; check its permissions", shown)};
   }
+  return read_trace(in, path);
+}
+
+Result<std::shared_ptr<const TraceTable>> read_trace(std::istream& in, const fs::path& path) {
+  const std::string shown = spec::printable(path.string());
   auto table = std::make_shared<TraceTable>();
   table->path = path;
   std::vector<double> per_second;  // of each column

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "experiment/experiment_text.hpp"
 #include "support/fixtures.hpp"
 
 using namespace stalesgd;
@@ -106,4 +107,22 @@ TEST_CASE("every experiment shipped in experiments/ loads", "[experiment]") {
     ++n;
   }
   CHECK(n >= 1);
+}
+
+TEST_CASE("experiment: parse_experiment on a file's text gives what load_experiment gives",
+          "[experiment]") {
+  TempDir dir;
+  auto from_file = load_experiment(write_toml(dir, kGood));
+  auto from_text = parse_experiment(kGood, dir / "exp.toml");
+  REQUIRE(from_file.ok());
+  REQUIRE(from_text.ok());
+  CHECK(from_text->name == from_file->name);
+  REQUIRE(from_text->runs.size() == from_file->runs.size());
+  for (std::size_t i = 0; i < from_file->runs.size(); ++i) {
+    CHECK(from_text->runs[i].slug == from_file->runs[i].slug);
+    CHECK(from_text->runs[i].options().delay_base_dir == dir.path());
+  }
+  const std::string bad = "time = \"2s\"\n[[run]\nlabel = \"x\"\n";
+  CHECK(parse_experiment(bad, dir / "exp.toml").error().message ==
+        load_experiment(write_toml(dir, bad)).error().message);
 }
