@@ -141,8 +141,9 @@ Result<std::shared_ptr<const TraceTable>> read_trace(std::istream& in, const fs:
       const std::string_view cell = spec::trim(cells[c]);
       double v = 0;
       const auto [end, err] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-      const std::string where =
-          fmt::format("value '{}' in column '{}'", spec::printable(cell), table->names[c]);
+      // The header cell may hold control characters inside it (trim drops only the ends).
+      const std::string where = fmt::format("value '{}' in column '{}'", spec::printable(cell),
+                                            spec::printable(table->names[c]));
       if (cell.empty() || err != std::errc() || end != cell.data() + cell.size()) {
         return fail(where +
                     " is not a number; write plain numbers in the column's unit, e.g. 12.5");
