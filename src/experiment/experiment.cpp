@@ -169,16 +169,28 @@ Error syntax_error(const fs::path& path, const toml::parse_error& e) {
                            e.description())};
 }
 
-// The experiment of the document that `parse` returns (toml::parse_file or toml::parse).
+// An Error is one line, but toml++'s descriptions, keys and values echo the file's bytes, a
+// newline among them (a fuzzer finding, docs/reliability.md): control characters become '?'.
+Error printable(Error e) {
+  for (char& c : e.message) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return e;
+}
+
+// The experiment of the document that `parse` returns (toml::parse_file or toml::parse), every
+// error on one line.
 template <class Parse>
 Result<Experiment> load(const fs::path& path, Parse parse) {
   toml::table doc;
   try {
     doc = parse();
   } catch (const toml::parse_error& e) {
-    return syntax_error(path, e);
+    return printable(syntax_error(path, e));
   }
-  return from_document(doc, path);
+  auto ex = from_document(doc, path);
+  if (!ex) return printable(ex.error());
+  return ex;
 }
 
 }  // namespace

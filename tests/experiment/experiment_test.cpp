@@ -2,6 +2,7 @@
 // file, the line and the key.
 #include "stalesgd/experiment/experiment.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -125,4 +126,28 @@ TEST_CASE("experiment: parse_experiment on a file's text gives what load_experim
   const std::string bad = "time = \"2s\"\n[[run]\nlabel = \"x\"\n";
   CHECK(parse_experiment(bad, dir / "exp.toml").error().message ==
         load_experiment(write_toml(dir, bad)).error().message);
+}
+
+// Found by fuzz/experiment_toml.cpp (docs/reliability.md): toml++'s syntax errors echo the
+// character they saw, a newline included ("expected 'true', saw 't\n'"), and keys and values
+// echo the file's bytes; an Error is one line, so control characters show as '?'.
+TEST_CASE("experiment: errors that echo the file stay on one line", "[experiment][fuzz]") {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      // The fuzzer's input was a seed whose "workers = 4" line had become "ws = t".
+      {"ws = t\n",
+       "exp.toml:1: TOML syntax error: Error while parsing boolean: expected 'true', "
+       "saw 't?'"},
+      {"\"a\\nb\" = 1\n[[run]]\nlabel = \"x\"\n", "exp.toml:1: unknown key 'a?b'"},
+      {"time = \"2s\"\ndataset = \"mn\\u0007ist\"\n[[run]]\nlabel = \"x\"\n",
+       "unknown data set 'mn?ist'"},
+  };
+  for (const auto& [text, expected] : cases) {
+    INFO(text);
+    auto ex = load_experiment(write_toml(dir, text));
+    REQUIRE_FALSE(ex.ok());
+    CHECK_THAT(ex.error().message, Contains(expected));
+    CHECK(std::none_of(ex.error().message.begin(), ex.error().message.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x20; }));
+  }
 }
