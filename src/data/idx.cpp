@@ -2,7 +2,11 @@
 // uint32 per dimension, then the data. Images are 3-D (count, rows, cols); labels 1-D (count).
 #include "data/idx.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "data/file_bytes.hpp"
 
@@ -52,12 +56,19 @@ Result<IdxHeader> parse_header(std::span<const std::uint8_t> bytes, std::uint32_
   }
   IdxHeader h;
   h.data_offset = header;
-  std::size_t expected = 1;
-  for (std::size_t d = 0; d < ndims; ++d) {
-    h.dims.push_back(read_be32(bytes.data() + 4 + 4 * d));
-    expected *= h.dims.back();
-  }
+  for (std::size_t d = 0; d < ndims; ++d) h.dims.push_back(read_be32(bytes.data() + 4 + 4 * d));
   const std::size_t have = bytes.size() - header;
+  // The dimensions' product can pass 64 bits (4 x 2^31 x 2^31 wrapped to 0, and an empty file
+  // passed for 4 images of 2^31 x 2^31 pixels; docs/reliability.md): no file holds that much.
+  const bool any_zero = std::find(h.dims.begin(), h.dims.end(), 0u) != h.dims.end();
+  std::size_t expected = any_zero ? 0 : 1;
+  for (const std::uint32_t d : h.dims) {
+    if (!any_zero && expected > std::numeric_limits<std::size_t>::max() / d) {
+      return Error{fmt::format("{}: truncated: header promises {} bytes of data, file holds {}; {}",
+                               path.string(), fmt::join(h.dims, " x "), have, fix)};
+    }
+    expected *= d;
+  }
   if (have < expected) {
     return Error{fmt::format("{}: truncated: header promises {} bytes of data, file holds {}; {}",
                              path.string(), expected, have, fix)};

@@ -129,3 +129,18 @@ TEST_CASE("IDX loader: corrupt deflate data in a .gz is one Error", "[data][idx]
              Contains("img.gz: corrupt compressed data (") &&
                  Contains("img.gz: invalid distance too far back); run the fix"));
 }
+
+// Found by reading the reader for fuzz/idx_reader.cpp and confirmed with its property
+// (docs/reliability.md): 4 x 2^31 x 2^31 wrapped to 0 in 64 bits, so a header with no data
+// passed for 4 images of 2^31 x 2^31 pixels: a Split of negative size and no pixels.
+TEST_CASE("IDX loader: dimensions whose product passes 64 bits are truncation",
+          "[data][idx][fuzz]") {
+  const std::vector<std::uint8_t> images{0, 0, 8, 3, 0, 0, 0, 4, 0x80, 0, 0, 0, 0x80, 0, 0, 0};
+  const std::vector<std::uint8_t> labels{0, 0, 8, 1, 0, 0, 0, 4, 1, 2, 3, 4};
+  const IdxExpect any_size{std::nullopt, 10, "run the fix"};
+  auto r = parse_idx_split(images, labels, "img", "lab", any_size);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message ==
+        "img: truncated: header promises 4 x 2147483648 x 2147483648 bytes of data, file holds "
+        "0; run the fix");
+}
