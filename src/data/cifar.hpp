@@ -2,7 +2,9 @@
 // (1024 red, 1024 green, 1024 blue, each row-major 32x32), i.e. already channels-first.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,5 +19,11 @@ inline constexpr ImageShape kCifarShape{3, 32, 32};
 // Concatenates the records of `files` into one Split; `fix` says how to get good files.
 Result<Split> load_cifar_split(const std::vector<std::filesystem::path>& files,
                                const std::string& fix);
+
+// Appends the records of one batch file's bytes (decompressed) to `split` (shape kCifarShape);
+// `file` names it in messages. load_cifar_split calls it for each file; the fuzzer calls it
+// directly (docs/reliability.md).
+Status append_cifar_batch(std::span<const std::uint8_t> bytes, const std::filesystem::path& file,
+                          const std::string& fix, Split& split);
 
 }  // namespace stalesgd

@@ -1,3 +1,4 @@
+// read_file_bytes: a whole file through zlib, which inflates gzip and passes plain files through.
 #include "data/file_bytes.hpp"
 
 #include <sys/stat.h>
@@ -51,7 +52,9 @@ Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& p
     const int n = gzread(file, bytes.data() + old, kChunk);
     if (n < 0) {
       int errnum = 0;
-      const char* what = gzerror(file, &errnum);
+      // gzerror's text lives in the gzFile: copy it before gzclose frees it (a fuzzer finding,
+      // docs/reliability.md).
+      const std::string what = gzerror(file, &errnum);
       gzclose(file);
       return Error{fmt::format("{}: corrupt compressed data ({}); {}", path.string(), what, fix)};
     }

@@ -2,7 +2,11 @@
 // uint32 per dimension, then the data. Images are 3-D (count, rows, cols); labels 1-D (count).
 #include "data/idx.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "data/file_bytes.hpp"
 
@@ -32,7 +36,7 @@ struct IdxHeader {
   std::size_t data_offset = 0;
 };
 
-Result<IdxHeader> parse_header(const std::vector<std::uint8_t>& bytes, std::uint32_t magic,
+Result<IdxHeader> parse_header(std::span<const std::uint8_t> bytes, std::uint32_t magic,
                                const std::filesystem::path& path, const std::string& fix) {
   const std::size_t ndims = magic & 0xff;
   const std::size_t header = 4 + 4 * ndims;
@@ -52,12 +56,19 @@ Result<IdxHeader> parse_header(const std::vector<std::uint8_t>& bytes, std::uint
   }
   IdxHeader h;
   h.data_offset = header;
-  std::size_t expected = 1;
-  for (std::size_t d = 0; d < ndims; ++d) {
-    h.dims.push_back(read_be32(bytes.data() + 4 + 4 * d));
-    expected *= h.dims.back();
-  }
+  for (std::size_t d = 0; d < ndims; ++d) h.dims.push_back(read_be32(bytes.data() + 4 + 4 * d));
   const std::size_t have = bytes.size() - header;
+  // The dimensions' product can pass 64 bits (4 x 2^31 x 2^31 wrapped to 0, and an empty file
+  // passed for 4 images of 2^31 x 2^31 pixels; docs/reliability.md): no file holds that much.
+  const bool any_zero = std::find(h.dims.begin(), h.dims.end(), 0u) != h.dims.end();
+  std::size_t expected = any_zero ? 0 : 1;
+  for (const std::uint32_t d : h.dims) {
+    if (!any_zero && expected > std::numeric_limits<std::size_t>::max() / d) {
+      return Error{fmt::format("{}: truncated: header promises {} bytes of data, file holds {}; {}",
+                               path.string(), fmt::join(h.dims, " x "), have, fix)};
+    }
+    expected *= d;
+  }
   if (have < expected) {
     return Error{fmt::format("{}: truncated: header promises {} bytes of data, file holds {}; {}",
                              path.string(), expected, have, fix)};
@@ -79,10 +90,16 @@ Result<Split> load_idx_split(const std::filesystem::path& images_path,
   if (!images) return images.error();
   auto labels = read_file_bytes(labels_file, expect.fix);
   if (!labels) return labels.error();
+  return parse_idx_split(*images, *labels, images_file, labels_file, expect);
+}
 
-  auto ih = parse_header(*images, kImagesMagic, images_file, expect.fix);
+Result<Split> parse_idx_split(std::span<const std::uint8_t> images,
+                              std::span<const std::uint8_t> labels,
+                              const std::filesystem::path& images_file,
+                              const std::filesystem::path& labels_file, const IdxExpect& expect) {
+  auto ih = parse_header(images, kImagesMagic, images_file, expect.fix);
   if (!ih) return ih.error();
-  auto lh = parse_header(*labels, kLabelsMagic, labels_file, expect.fix);
+  auto lh = parse_header(labels, kLabelsMagic, labels_file, expect.fix);
   if (!lh) return lh.error();
 
   const std::size_t count = ih->dims[0];
@@ -105,8 +122,7 @@ Result<Split> load_idx_split(const std::filesystem::path& images_path,
   Split split;
   split.shape = shape;
   split.count = count;
-  split.labels.assign(labels->begin() + static_cast<std::ptrdiff_t>(lh->data_offset),
-                      labels->end());
+  split.labels.assign(labels.begin() + static_cast<std::ptrdiff_t>(lh->data_offset), labels.end());
   for (std::size_t i = 0; i < count; ++i) {
     if (split.labels[i] >= expect.num_classes) {
       return Error{fmt::format("{}: label {} of sample {} is out of range [0, {}); {}",
@@ -114,7 +130,7 @@ Result<Split> load_idx_split(const std::filesystem::path& images_path,
                                expect.fix)};
     }
   }
-  const std::uint8_t* pixels = images->data() + ih->data_offset;
+  const std::uint8_t* pixels = images.data() + ih->data_offset;
   split.features.resize(count * shape.dim());
   constexpr float kScale = 1.0f / 255.0f;
   for (std::size_t i = 0; i < split.features.size(); ++i) split.features[i] = pixels[i] * kScale;

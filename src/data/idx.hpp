@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "stalesgd/data/dataset.hpp"
@@ -23,5 +24,13 @@ struct IdxExpect {
 // exists, that file is read.
 Result<Split> load_idx_split(const std::filesystem::path& images,
                              const std::filesystem::path& labels, const IdxExpect& expect);
+
+// The same checks on the two files' bytes already in memory (decompressed); the paths only name
+// the files in messages. load_idx_split reads both files and calls it; the fuzzer calls it
+// directly (docs/reliability.md).
+Result<Split> parse_idx_split(std::span<const std::uint8_t> images,
+                              std::span<const std::uint8_t> labels,
+                              const std::filesystem::path& images_file,
+                              const std::filesystem::path& labels_file, const IdxExpect& expect);
 
 }  // namespace stalesgd

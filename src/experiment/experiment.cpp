@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "config/option_table.hpp"
+#include "experiment/experiment_text.hpp"
 
 namespace stalesgd {
 namespace {
@@ -139,23 +140,9 @@ std::string slugify(const std::string& label) {
   return s.empty() ? "run" : s;
 }
 
-}  // namespace
-
-Result<Experiment> load_experiment(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    return Error{
-        fmt::format("{}: config file not found; give the path of a .toml file, e.g. "
-                    "experiments/quickstart.toml",
-                    path.string())};
-  }
-  toml::table doc;
-  try {
-    doc = toml::parse_file(path.string());
-  } catch (const toml::parse_error& e) {
-    return Error{fmt::format("{}:{}: TOML syntax error: {}", path.string(), e.source().begin.line,
-                             e.description())};
-  }
+// The experiment in a parsed document; `path` names the file in messages and gives the base
+// directory of trace files and the default name.
+Result<Experiment> from_document(const toml::table& doc, const fs::path& path) {
   const fs::path base = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   for (const char* key : {"name", "description"}) {
     if (auto s = check_string(path, doc, key); !s) return s.error();
@@ -231,6 +218,52 @@ Result<Experiment> load_experiment(const fs::path& path) {
     }
   }
   return ex;
+}
+
+Error syntax_error(const fs::path& path, const toml::parse_error& e) {
+  return Error{fmt::format("{}:{}: TOML syntax error: {}", path.string(), e.source().begin.line,
+                           e.description())};
+}
+
+// An Error is one line, but toml++'s descriptions, keys and values echo the file's bytes, a
+// newline among them (a fuzzer finding, docs/reliability.md): control characters become '?'.
+Error printable(Error e) {
+  for (char& c : e.message) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return e;
+}
+
+// The experiment of the document that `parse` returns (toml::parse_file or toml::parse), every
+// error on one line.
+template <class Parse>
+Result<Experiment> load(const fs::path& path, Parse parse) {
+  toml::table doc;
+  try {
+    doc = parse();
+  } catch (const toml::parse_error& e) {
+    return printable(syntax_error(path, e));
+  }
+  auto ex = from_document(doc, path);
+  if (!ex) return printable(ex.error());
+  return ex;
+}
+
+}  // namespace
+
+Result<Experiment> load_experiment(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    return Error{
+        fmt::format("{}: config file not found; give the path of a .toml file, e.g. "
+                    "experiments/quickstart.toml",
+                    path.string())};
+  }
+  return load(path, [&] { return toml::parse_file(path.string()); });
+}
+
+Result<Experiment> parse_experiment(std::string_view text, const fs::path& path) {
+  return load(path, [&] { return toml::parse(text, path.string()); });
 }
 
 }  // namespace stalesgd

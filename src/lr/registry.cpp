@@ -70,9 +70,12 @@ Result<std::unique_ptr<LearningRate>> make_learning_rate(double base, std::strin
     if (!every) return every.error();
     auto factor = take(params, "factor", rule, usage);
     if (!factor) return factor.error();
-    if (*every < 1 || *every != std::floor(*every) || !(*factor > 0.0 && *factor <= 1.0)) {
-      return Error{
-          fmt::format("--lr-rule '{}': need a whole every >= 1 and 0 < factor <= 1", rule)};
+    // every above 2^64 made the cast below undefined (a fuzzer finding, docs/reliability.md);
+    // 1e18 updates is far beyond any run, so no schedule loses anything by the cap.
+    if (*every < 1 || *every > 1e18 || *every != std::floor(*every) ||
+        !(*factor > 0.0 && *factor <= 1.0)) {
+      return Error{fmt::format(
+          "--lr-rule '{}': need a whole every from 1 to 1e18 and 0 < factor <= 1", rule)};
     }
     lr = make_step_decay(base, static_cast<std::uint64_t>(*every), *factor);
   } else if (name == "exp") {

@@ -58,6 +58,14 @@ Result<DistPtr> parse_lognormal(std::string_view params, const ParseContext&) {
   if (!location) return location.error();
   auto sigma = list->number("sigma", spec::Bound::kPositive);
   if (!sigma) return sigma.error();
+  // A median of 0 (mean exp(-s^2 / 2) underflows for s over about 38) made draws 0 * inf = NaN
+  // (a fuzzer finding, docs/reliability.md).
+  if (by_mean && *location * std::exp(-*sigma * *sigma / 2) == 0) {
+    return Error{fmt::format(
+        "lognormal sigma {} is too large for mean={}: the median mean*exp(-sigma^2/2) is 0 in "
+        "double precision; use a smaller sigma, e.g. lognormal:mean=10ms,sigma=0.5",
+        spec::format_number(*sigma), format_duration(*location))};
+  }
   return DistPtr(std::make_unique<Lognormal>(*location, *sigma, by_mean));
 }
 

@@ -97,6 +97,11 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
   if (!in) {
     return Error{fmt::format("trace file '{}' cannot be read; check its permissions", shown)};
   }
+  return read_trace(in, path);
+}
+
+Result<std::shared_ptr<const TraceTable>> read_trace(std::istream& in, const fs::path& path) {
+  const std::string shown = spec::printable(path.string());
   auto table = std::make_shared<TraceTable>();
   table->path = path;
   std::vector<double> per_second;  // of each column
@@ -137,8 +142,9 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
       const std::string_view cell = spec::trim(cells[c]);
       double v = 0;
       const auto [end, err] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-      const std::string where =
-          fmt::format("value '{}' in column '{}'", spec::printable(cell), table->names[c]);
+      // The header cell may hold control characters inside it (trim drops only the ends).
+      const std::string where = fmt::format("value '{}' in column '{}'", spec::printable(cell),
+                                            spec::printable(table->names[c]));
       if (cell.empty() || err != std::errc() || end != cell.data() + cell.size()) {
         return fail(where +
                     " is not a number; write plain numbers in the column's unit, e.g. 12.5");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <istream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct TraceTable {
 
 // Reads and validates `path`; errors name the file and the line.
 Result<std::shared_ptr<const TraceTable>> read_trace(const std::filesystem::path& path);
+// The same on text already open; `path` names it in messages and in the table. read_trace
+// opens the file and calls it; the fuzzer calls it directly (docs/reliability.md).
+Result<std::shared_ptr<const TraceTable>> read_trace(std::istream& in,
+                                                     const std::filesystem::path& path);
 
 // The table behind a "trace:" distribution, nullptr for every other family.
 const TraceTable* trace_table(const Distribution& dist);

@@ -44,3 +44,20 @@ TEST_CASE("CIFAR loader rejects empty files, bad labels and missing files", "[da
   CHECK_THAT(load_cifar_split({dir / "none.bin"}, "fix").error().message,
              Contains("none.bin: file not found"));
 }
+
+// Found by fuzz/cifar_reader.cpp (docs/reliability.md): the same use after free as the IDX
+// loader's, in the gzip layer both read through (file_bytes.cpp).
+TEST_CASE("CIFAR loader: a .bin with corrupt deflate data is one Error", "[data][cifar][fuzz]") {
+  TempDir dir;
+  auto bytes = read_bytes([&] {
+    write_gzip(dir / "ok.gz", cifar_records({1, 2}));
+    return dir / "ok.gz";
+  }());
+  // Keep the gzip header, garble the deflate stream after its first bytes.
+  for (std::size_t i = 14; i < bytes.size() - 8; ++i) bytes[i] ^= 0x5a;
+  write_bytes(dir / "data_batch_1.bin", bytes);
+  auto r = load_cifar_split({dir / "data_batch_1.bin"}, "fetch it again");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Contains("data_batch_1.bin: corrupt compressed data (") &&
+                                    Contains("); fetch it again"));
+}

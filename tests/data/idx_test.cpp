@@ -111,3 +111,36 @@ TEST_CASE("IDX loader names each kind of corrupt file", "[data][idx]") {
     CHECK_THAT(r.error().message, Contains("1 unexpected bytes"));
   }
 }
+
+// Found by fuzz/idx_reader.cpp (docs/reliability.md): the message of corrupt deflate data was
+// read after gzclose had freed it (a use after free under AddressSanitizer, garbage without).
+TEST_CASE("IDX loader: corrupt deflate data in a .gz is one Error", "[data][idx][fuzz]") {
+  TempDir dir;
+  // The fuzzer's input: the gzip of a 3-image file with its deflate stream damaged.
+  const std::vector<std::uint8_t> gz{
+      0x1f, 0x8b, 0x08, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x63, 0x60, 0xe0,
+      0x60, 0x66, 0x60, 0x60, 0x00, 0x61, 0x26, 0x30, 0xcd, 0xc8, 0xc4, 0xcc, 0xc2, 0x0a,
+      0x26, 0xd8, 0xc0, 0x04, 0x3b, 0x00, 0x62, 0x39, 0x3c, 0x4c, 0x22, 0x00, 0x00};
+  write_bytes(dir / "img.gz", gz);
+  write_bytes(dir / "lab", idx_labels({0, 1, 2}));
+  auto r = load_idx_split(dir / "img", dir / "lab", kExpect);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message,
+             Contains("img.gz: corrupt compressed data (") &&
+                 Contains("img.gz: invalid distance too far back); run the fix"));
+}
+
+// Found by reading the reader for fuzz/idx_reader.cpp and confirmed with its property
+// (docs/reliability.md): 4 x 2^31 x 2^31 wrapped to 0 in 64 bits, so a header with no data
+// passed for 4 images of 2^31 x 2^31 pixels: a Split of negative size and no pixels.
+TEST_CASE("IDX loader: dimensions whose product passes 64 bits are truncation",
+          "[data][idx][fuzz]") {
+  const std::vector<std::uint8_t> images{0, 0, 8, 3, 0, 0, 0, 4, 0x80, 0, 0, 0, 0x80, 0, 0, 0};
+  const std::vector<std::uint8_t> labels{0, 0, 8, 1, 0, 0, 0, 4, 1, 2, 3, 4};
+  const IdxExpect any_size{std::nullopt, 10, "run the fix"};
+  auto r = parse_idx_split(images, labels, "img", "lab", any_size);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message ==
+        "img: truncated: header promises 4 x 2147483648 x 2147483648 bytes of data, file holds "
+        "0; run the fix");
+}

@@ -2,10 +2,12 @@
 // file, the line and the key.
 #include "stalesgd/experiment/experiment.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 
+#include "experiment/experiment_text.hpp"
 #include "support/fixtures.hpp"
 
 using namespace stalesgd;
@@ -157,4 +159,46 @@ TEST_CASE("every experiment shipped in experiments/ loads", "[experiment]") {
     ++n;
   }
   CHECK(n >= 1);
+}
+
+TEST_CASE("experiment: parse_experiment on a file's text gives what load_experiment gives",
+          "[experiment]") {
+  TempDir dir;
+  auto from_file = load_experiment(write_toml(dir, kGood));
+  auto from_text = parse_experiment(kGood, dir / "exp.toml");
+  REQUIRE(from_file.ok());
+  REQUIRE(from_text.ok());
+  CHECK(from_text->name == from_file->name);
+  REQUIRE(from_text->runs.size() == from_file->runs.size());
+  for (std::size_t i = 0; i < from_file->runs.size(); ++i) {
+    CHECK(from_text->runs[i].slug == from_file->runs[i].slug);
+    CHECK(from_text->runs[i].options().delay_base_dir == dir.path());
+  }
+  const std::string bad = "time = \"2s\"\n[[run]\nlabel = \"x\"\n";
+  CHECK(parse_experiment(bad, dir / "exp.toml").error().message ==
+        load_experiment(write_toml(dir, bad)).error().message);
+}
+
+// Found by fuzz/experiment_toml.cpp (docs/reliability.md): toml++'s syntax errors echo the
+// character they saw, a newline included ("expected 'true', saw 't\n'"), and keys and values
+// echo the file's bytes; an Error is one line, so control characters show as '?'.
+TEST_CASE("experiment: errors that echo the file stay on one line", "[experiment][fuzz]") {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      // The fuzzer's input was a seed whose "workers = 4" line had become "ws = t".
+      {"ws = t\n",
+       "exp.toml:1: TOML syntax error: Error while parsing boolean: expected 'true', "
+       "saw 't?'"},
+      {"\"a\\nb\" = 1\n[[run]]\nlabel = \"x\"\n", "exp.toml:1: unknown key 'a?b'"},
+      {"time = \"2s\"\ndataset = \"mn\\u0007ist\"\n[[run]]\nlabel = \"x\"\n",
+       "unknown data set 'mn?ist'"},
+  };
+  for (const auto& [text, expected] : cases) {
+    INFO(text);
+    auto ex = load_experiment(write_toml(dir, text));
+    REQUIRE_FALSE(ex.ok());
+    CHECK_THAT(ex.error().message, Contains(expected));
+    CHECK(std::none_of(ex.error().message.begin(), ex.error().message.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x20; }));
+  }
 }

@@ -61,3 +61,17 @@ TEST_CASE("bad --lr and --lr-rule give one clear line", "[lr]") {
              Contains("unknown parameter 'x'"));
   CHECK_THAT(make_learning_rate(0.1, "dutta").error().message, Contains("missing c"));
 }
+
+// Found by fuzz/experiment_toml.cpp (docs/reliability.md): lr_rule = "step:every=444...4100"
+// was cast to an unsigned 64-bit integer, undefined behaviour (UBSan: outside the range of
+// representable values).
+TEST_CASE("step decay refuses an every too large for 64 bits", "[lr][fuzz]") {
+  const std::string rule = "step:every=" + std::string(110, '4') + "100,factor=0.5";
+  CHECK(make_learning_rate(0.1, rule).error().message ==
+        "--lr-rule '" + rule + "': need a whole every from 1 to 1e18 and 0 < factor <= 1");
+  CHECK_THAT(make_learning_rate(0.1, "step:every=1e30,factor=0.5").error().message,
+             Contains("need a whole every from 1 to 1e18"));
+  auto largest = make_learning_rate(0.1, "step:every=1e18,factor=0.5");
+  REQUIRE(largest.ok());
+  CHECK((*largest)->describe() == "step:every=1000000000000000000,factor=0.5");
+}

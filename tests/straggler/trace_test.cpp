@@ -4,7 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include "straggler/straggler_test_util.hpp"
 #include "support/fixtures.hpp"
@@ -101,4 +103,25 @@ TEST_CASE("trace file errors name the file and the line", "[straggler][trace]") 
   CHECK_THAT(parse_error("trace:.", dir.path()), Contains("is a directory"));
   CHECK_THAT(parse_error("trace:", dir.path()),
              Contains("trace needs parameters; use trace:<file.csv>"));
+}
+
+// Found by fuzz/trace_reader.cpp (docs/reliability.md): a header cell keeps control characters
+// inside it (trim drops only the ends), and a bad value's message echoed the cell raw, so a
+// '\r' in it broke the one-line message.
+TEST_CASE("trace file: a header cell's control characters are not echoed raw",
+          "[straggler][trace][fuzz]") {
+  // The fuzzer's input: header "w0***...\0\a***...[\r\rs]" (unit s), then the row "\r&0\xd8".
+  const std::string stars23(23, '*');
+  const std::string stars40(40, '*');
+  const std::string text =
+      "w0" + stars23 + std::string("\0\x07", 2) + stars40 + "[\r\rs]\n\r&0\xd8";
+  REQUIRE(text.size() == 77);
+  std::istringstream in(text);
+  auto table = straggler::read_trace(in, "fuzz.csv");
+  REQUIRE_FALSE(table.ok());
+  const std::string& message = table.error().message;
+  CHECK_THAT(message, Contains("trace file 'fuzz.csv' line 2: value '&0\xd8' in column 'w0" +
+                               stars23 + "??" + stars40 + "[??s]' is not a number"));
+  CHECK(std::none_of(message.begin(), message.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20; }));
 }

@@ -1,0 +1,18 @@
+// An experiment file's text already in memory: load_experiment without the file, for the fuzzer
+// (docs/reliability.md) and for tests.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "stalesgd/experiment/experiment.hpp"
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd {
+
+// What load_experiment(path) gives for a file at `path` holding `text`: `path` names the file in
+// messages, its stem is the default name and its directory the base of trace files. The file
+// itself is not read.
+Result<Experiment> parse_experiment(std::string_view text, const std::filesystem::path& path);
+
+}  // namespace stalesgd

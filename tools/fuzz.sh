@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer harnesses of fuzz/ (docs/reliability.md): installs what is missing, builds
+# build-fuzz with clang (-fsanitize=fuzzer,address,undefined) and fuzzes NAME for SECONDS from
+# its seeds in fuzz/corpus/NAME (read only) and a scratch corpus build-fuzz/corpus/NAME (kept
+# between runs), so the tree is not modified.
+# usage: tools/fuzz.sh NAME|all SECONDS [libFuzzer flags, e.g. -jobs=2 or -seed=1]
+#        tools/fuzz.sh --list
+# One line per harness. Exit 1 on a finding, naming the saved input (build-fuzz/findings/NAME/)
+# and the log; replay it with build-fuzz/fuzz/fuzz_NAME <input>.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mapfile -t names < <(for f in fuzz/*.cpp; do basename "$f" .cpp; done)
+if [ "${1:-}" = "--list" ]; then printf '%s\n' "${names[@]}"; exit 0; fi
+usage="usage: tools/fuzz.sh NAME|all SECONDS [libFuzzer flags]; NAME one of: ${names[*]} (tools/fuzz.sh --list)"
+[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+name=$1 seconds=$2
+shift 2
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "tools/fuzz.sh: SECONDS '$seconds' is not a positive integer; $usage" >&2; exit 2; }
+if [ "$name" = all ]; then
+  run=("${names[@]}")
+  target=fuzz
+else
+  printf '%s\n' "${names[@]}" | grep -qxF -- "$name" ||
+    { echo "tools/fuzz.sh: no harness '$name'; $usage" >&2; exit 2; }
+  run=("$name")
+  target=fuzz_$name
+fi
+
+tools/setup.sh build fuzz
+dir=build-fuzz
+# Debug keeps asserts on; STALESGD_FUZZ adds -O1 and the instrumentation to every target.
+CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+  -DSTALESGD_FUZZ=ON -DSTALESGD_BUILD_TESTS=OFF -DSTALESGD_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build "$dir" --target "$target" >&2
+
+# A UBSan report aborts (-fno-sanitize-recover) with its stack, so libFuzzer saves the input.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+status=0
+for n in "${run[@]}"; do
+  corpus=$dir/corpus/$n findings=$dir/findings/$n log=$dir/logs/$n.log
+  mkdir -p "$corpus" "$findings" "$dir/logs"
+  # A slow input is a finding too: -timeout is per input, far above any valid file's time.
+  # Fast inputs are mutated more: a harness's read through memory files (idx_reader,
+  # cifar_reader) costs about 50 times its in-memory parse.
+  if "$dir/fuzz/fuzz_$n" -max_total_time="$seconds" -timeout=25 -print_final_stats=1 \
+      -entropic_scale_per_exec_time=1 -artifact_prefix="$findings/" "$@" \
+      "$corpus" "fuzz/corpus/$n" >"$log" 2>&1; then
+    ok=1
+  else
+    ok=0
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  entries=$(grep -oE 'corp: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+  if [ "$ok" = 1 ]; then
+    echo "fuzz $n: ${seconds} s, ${runs:-?} runs (${rate:-?}/s), corpus ${entries:-?} entries, no finding"
+  else
+    status=1
+    input=$(sed -n 's/.*Test unit written to //p' "$log" | tail -1)
+    what=$(grep -m1 -E '^SUMMARY: |property failed: |ERROR: libFuzzer: ' "$log" || echo "see the log")
+    echo "fuzz $n: FINDING after ${runs:-?} runs: $what; input ${input:-none saved}; log $log"
+  fi
+done
+exit $status
