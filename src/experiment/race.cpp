@@ -101,7 +101,8 @@ RaceRow row_from_summary(const ExperimentRun& r, const nlohmann::json& s) {
   row.stop_reason =
       enum_named(s.at("stop_reason").get<std::string>(),
                  {StopReason::kIterations, StopReason::kTime, StopReason::kTargetError,
-                  StopReason::kInterrupted, StopReason::kDiverged, StopReason::kFailed});
+                  StopReason::kInterrupted, StopReason::kDiverged, StopReason::kFailed,
+                  StopReason::kWorkersFailed, StopReason::kStalled});
   if (s.contains("divergence")) row.divergence = s["divergence"].get<std::string>();
   derive(row);
   return row;

@@ -40,6 +40,7 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
   j["num_params"] = run.num_params;
   j["stop_reason"] = to_string(run.stop_reason);
   if (!run.divergence.empty()) j["divergence"] = run.divergence;
+  if (!run.stop_message.empty()) j["stop_message"] = run.stop_message;
   j["iterations"] = run.updates.empty() ? 0 : run.updates.back().iteration;
   j["wall_s"] = run.wall_s;
   j["seconds_per_iteration"] = seconds_per_iteration(run);
@@ -59,6 +60,11 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
   }
   j["time_to_target_s"] =
       run.time_to_target_s ? nlohmann::json(*run.time_to_target_s) : nlohmann::json(nullptr);
+  j["failures"] = nlohmann::json::array();  // docs/rules.md, "Failed workers"
+  for (const auto& w : run.workers) {
+    if (w.failed)
+      j["failures"].push_back({{"worker", w.worker}, {"at_s", w.failed_at_s}, {"how", w.failure}});
+  }
   j["param_buffers"] = run.param_buffers;
   j["theory"] = theory_json(theory);
   return j;
@@ -118,10 +124,13 @@ Status write_run_outputs(const fs::path& dir, const ResolvedRun& config, const R
   });
   if (!s) return s;
   s = write_file(dir / "workers.csv", [&](std::FILE* f) {
-    fmt::print(f, "worker,started,computed,pushed,applied,cancelled,busy_s,idle_s\n");
+    fmt::print(f,
+               "worker,started,computed,pushed,applied,cancelled,busy_s,idle_s,failed,"
+               "failed_at_s,failure\n");
     for (const auto& w : run.workers) {
-      fmt::print(f, "{},{},{},{},{},{},{:.6f},{:.6f}\n", w.worker, w.started, w.computed, w.pushed,
-                 w.applied, w.cancelled, w.busy_s, w.idle_s);
+      fmt::print(f, "{},{},{},{},{},{},{:.6f},{:.6f},{},{:.6f},{}\n", w.worker, w.started,
+                 w.computed, w.pushed, w.applied, w.cancelled, w.busy_s, w.idle_s, w.failed ? 1 : 0,
+                 w.failed_at_s, w.failure);
     }
   });
   if (!s) return s;

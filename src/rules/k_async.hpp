@@ -17,6 +17,7 @@ class KAsync final : public Rule {
   std::string_view name() const override { return name_; }
   bool synchronous() const override { return false; }
   Decision on_gradient(const Arrival& arrival) override;
+  bool runs_with(int live) const override { return live >= 1 && k_ <= live; }
 
  private:
   std::string name_;
