@@ -68,11 +68,25 @@ class VirtualEngine final : public EventSimulator::Callbacks {
 
   void on_cancel(double, int w) override { pins_[static_cast<std::size_t>(w)].release(); }
 
+  // A failed worker leaves (docs/rules.md, "Failed workers"); too few left ends the run.
+  Result<RoundProtocol::Step> on_failure(double t, int w, FailureKind how) override {
+    pins_[static_cast<std::size_t>(w)].release();
+    auto outcome = core_.retire(t, w, how);
+    if (!outcome) {
+      reason_ = StopReason::kWorkersFailed;
+      run_.stop_message = outcome.error().message;
+      end_ = t;
+      return outcome.error();
+    }
+    return outcome->step;
+  }
+
   Result<RunRecord> run() {
     run_.model = ctx_.model->describe();
     run_.num_params = ctx_.model->num_params();
     EventSimulator sim(o_.workers, ctx_.run.delays(), o_.seed, o_.delay_mode, o_.compute_time_s);
-    if (auto s = sim.run(*this); !s) {
+    sim.inject(ctx_.run.failures(), o_.worker_timeout_s);
+    if (auto s = sim.run(*this); !s && reason_ == StopReason::kNone) {
       reason_ = StopReason::kDiverged;
       run_.divergence = s.error().message;
       end_ = last_t_;
