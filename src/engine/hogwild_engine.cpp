@@ -8,6 +8,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "engine/failure_ledger.hpp"
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
 #include "stalesgd/data/sampler.hpp"
@@ -42,7 +46,10 @@ static_assert(std::atomic_ref<float>::required_alignment == alignof(float));
 // next to a gradient). version_ counts updates claimed: it labels reads and publishes nothing.
 // A stop gate (Worker::applying against stopping_) claims no update once the run stops and
 // applies every claim below the budget: updates.csv numbers 1..N with no gaps. Each worker's
-// records belong to its thread; the caller reads them after join().
+// records belong to its thread; the caller reads them after join(). Failed workers (--fail;
+// docs/rules.md, "Failed workers"): a crashed worker records its crash and ends its thread; a
+// hung one blocks until the stop and the supervisor's watch() finds it by --worker-timeout;
+// when no worker is left the run stops (kWorkersFailed).
 class HogwildEngine final : public SupervisedEngine {
  public:
   explicit HogwildEngine(RunContext& ctx)
@@ -50,7 +57,9 @@ class HogwildEngine final : public SupervisedEngine {
         o_(ctx.options),
         lr_rule_(ctx.run.learning_rate()),
         params_(ctx.initial),
-        scratch_(params_.size()) {
+        scratch_(params_.size()),
+        live_(ctx.options.workers),
+        hang_found_s_(static_cast<std::size_t>(ctx.options.workers), -1.0) {
     for (int w = 0; w < o_.workers; ++w) workers_.push_back(std::make_unique<Worker>(ctx, w));
   }
 
@@ -80,6 +89,9 @@ class HogwildEngine final : public SupervisedEngine {
     return holds;
   }
 
+  void watch(Clock::time_point now) override;
+  std::string stuck() override;
+
   double mean_staleness() override {
     std::uint64_t sum = 0, n = 0;
     for (const auto& w : workers_) {
@@ -107,6 +119,10 @@ class HogwildEngine final : public SupervisedEngine {
     // For the progress line only (relaxed: approximate figures, nothing published by them).
     std::atomic<std::uint64_t> applied{0};
     std::atomic<std::uint64_t> staleness_sum{0};
+    // When its minibatch in flight ends (steady-clock nanoseconds), kNoDue once it crashed or
+    // stopped: the supervisor's watch() finds a hung worker by it. Relaxed: a time stamp for a
+    // timeout of seconds, publishing no data.
+    std::atomic<std::int64_t> due_ns{kNoDue};
     // Owned by the worker thread; read by the caller after join().
     std::vector<float> copy;  // w_tau: this worker's read of params_
     std::vector<float> grad;
@@ -125,6 +141,19 @@ class HogwildEngine final : public SupervisedEngine {
 
   void worker_main(Worker& me);
   void worker_loop(Worker& me);
+  // Worker `me` fails as --fail says: a crash records itself and returns; a hang blocks until
+  // the stop.
+  void fail_worker(Worker& me, FailureKind how);
+  // One worker fewer (crashed, or found hung); the last one stops the run.
+  void lose_worker() {
+    if (live_.fetch_sub(1, std::memory_order_relaxed) == 1) {
+      request_stop(StopReason::kWorkersFailed);
+    }
+  }
+  static std::int64_t ns(Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  }
+  static constexpr std::int64_t kNoDue = std::numeric_limits<std::int64_t>::max();
   // Delivers one gradient: false when the worker must exit (the run stops, the budget is spent).
   bool push(Worker& me, std::uint64_t computed_on, float loss);
   // Sleeps until `until`; false when the run stops first.
@@ -164,6 +193,11 @@ class HogwildEngine final : public SupervisedEngine {
   // of the gate's handshake; written only under stop_mu_, so cv waiters cannot miss it.
   std::atomic<bool> stopping_{false};
   Clock::time_point start_;  // written before the workers start
+  // Workers neither crashed nor found hung. Relaxed: fetch_sub's RMWs are one order, so exactly
+  // one caller takes the last worker; nothing is published through it.
+  std::atomic<int> live_;
+  std::vector<double> hang_found_s_;  // the supervisor's thread alone: when watch() found each
+                                      // worker hung (-1: not), read by run() after supervise
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;        // wakes sleepers and the supervisor on a stop
@@ -185,11 +219,18 @@ void HogwildEngine::worker_main(Worker& me) {
 
 void HogwildEngine::worker_loop(Worker& me) {
   auto last_end = start_;
+  const PlannedFailure* planned = ctx_.run.failures().of(me.stats.worker);
+  const auto fail_at =
+      planned != nullptr
+          ? start_ + std::chrono::duration_cast<Clock::duration>(Seconds(planned->at_s))
+          : Clock::time_point::max();
   while (!stopping_.load(std::memory_order_relaxed)) {
     const auto t0 = Clock::now();
+    if (t0 >= fail_at) return fail_worker(me, planned->kind);
     me.stats.idle_s += Seconds(t0 - last_end).count();  // the last update and its records
     ++me.stats.started;
     const double x = me.delays.next(since_start(t0));
+    me.due_ns.store(ns(t0) + static_cast<std::int64_t>(x * 1e9), std::memory_order_relaxed);
     const Batch batch = me.sampler.next();
     const std::uint64_t computed_on = version_.load(std::memory_order_relaxed);
     for (std::size_t i = 0; i < me.copy.size(); ++i) me.copy[i] = load(i);
@@ -197,12 +238,51 @@ void HogwildEngine::worker_loop(Worker& me) {
     if (loss) ++me.stats.computed;
     // pad: the minibatch takes max(C, X); add: C + X.
     const auto x_d = std::chrono::duration_cast<Clock::duration>(Seconds(x));
-    const bool on_time =
-        loss && sleep_until(o_.delay_mode == DelayMode::kPad ? t0 + x_d : Clock::now() + x_d);
+    const auto until = o_.delay_mode == DelayMode::kPad ? t0 + x_d : Clock::now() + x_d;
+    const bool on_time = loss && sleep_until(std::min(until, fail_at));
     last_end = Clock::now();
     me.stats.busy_s += Seconds(last_end - t0).count();
+    if (on_time && (fail_at <= until || last_end >= fail_at)) {
+      return fail_worker(me, planned->kind);
+    }
     if (!on_time || !push(me, computed_on, *loss)) return;
   }
+}
+
+void HogwildEngine::fail_worker(Worker& me, FailureKind how) {
+  if (how == FailureKind::kHang) {
+    // It stops responding, its minibatch's end stays where it was: watch() finds it.
+    std::unique_lock lock(stop_mu_);
+    stop_cv_.wait(lock, [&] { return reason_ != StopReason::kNone; });
+    return;
+  }
+  me.due_ns.store(kNoDue, std::memory_order_relaxed);
+  me.stats.failed = true;
+  me.stats.failed_at_s = since_start(Clock::now());
+  me.stats.failure = to_string(how);
+  lose_worker();
+}
+
+void HogwildEngine::watch(Clock::time_point now) {
+  const auto timeout = static_cast<std::int64_t>(o_.worker_timeout_s * 1e9);
+  for (std::size_t w = 0; w < workers_.size(); ++w) {
+    const std::int64_t due = workers_[w]->due_ns.load(std::memory_order_relaxed);
+    if (hang_found_s_[w] >= 0.0 || due == kNoDue || ns(now) - due < timeout) continue;
+    hang_found_s_[w] = since_start(now);
+    lose_worker();
+  }
+}
+
+std::string HogwildEngine::stuck() {
+  const std::int64_t now = ns(Clock::now());
+  std::string out;
+  for (std::size_t w = 0; w < workers_.size(); ++w) {
+    const std::int64_t due = workers_[w]->due_ns.load(std::memory_order_relaxed);
+    if (due == kNoDue || now <= due) continue;
+    out += fmt::format("{}w{} (its minibatch ended {:.1f} s ago)", out.empty() ? "" : ", ", w,
+                       static_cast<double>(now - due) * 1e-9);
+  }
+  return out.empty() ? out : "no update from " + out;
 }
 
 bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss) {
@@ -286,6 +366,25 @@ Result<RunRecord> HogwildEngine::run() {
   std::sort(run.updates.begin(), run.updates.end(), by_iteration);
   std::sort(run.gradients.begin(), run.gradients.end(), by_iteration);
   if (reason == StopReason::kDiverged) run.divergence = divergence_;
+  // The failed workers, in the order they failed: their records and the stop's line.
+  FailureLedger ledger(o_.workers, o_.worker_timeout_s);
+  std::vector<std::pair<double, int>> failed;
+  for (auto& rec : run.workers) {
+    const double found = hang_found_s_[static_cast<std::size_t>(rec.worker)];
+    if (found >= 0.0) {
+      rec.failed = true;
+      rec.failed_at_s = found;
+      rec.failure = to_string(FailureKind::kHang);
+    }
+    if (rec.failed) failed.emplace_back(rec.failed_at_s, rec.worker);
+  }
+  std::sort(failed.begin(), failed.end());
+  for (const auto& [at, w] : failed) {
+    const auto& rec = run.workers[static_cast<std::size_t>(w)];
+    ledger.record(w, at, rec.failure == "hang" ? FailureKind::kHang : FailureKind::kCrash);
+  }
+  if (reason == StopReason::kWorkersFailed)
+    run.stop_message = ledger.stop_message(ctx_.run.rule(), 1, 0);
   return supervisor.finish(std::move(run), reason, wall_s, applied, params_);
 }
 

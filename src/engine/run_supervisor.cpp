@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "engine/stall_watchdog.hpp"
+
 namespace stalesgd {
 
 RunSupervisor::RunSupervisor(RunContext& ctx, Evaluation evaluation)
@@ -48,15 +50,21 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
     return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
   StopReason reason = StopReason::kNone;
+  StallWatchdog watchdog(o_.stall_timeout_s, start);
   for (;;) {
     const auto now = Clock::now();
     const double elapsed = since_start(now);
+    engine.watch(now);  // hung workers (docs/rules.md, "Failed workers")
     std::uint64_t version = 0;
     engine.inspect([&](std::uint64_t v, std::span<const float> params) {
       version = v;
       reason = stop_due(elapsed, v);
       if (reason == StopReason::kNone && elapsed >= next_snapshot_s()) snapshot(elapsed, v, params);
     });
+    if (reason == StopReason::kNone && watchdog.stalled(now, version)) {
+      stall_message_ = watchdog.message(engine.stuck());
+      reason = StopReason::kStalled;
+    }
     if (reason != StopReason::kNone) {
       reason = engine.stop(reason);
       break;
@@ -82,6 +90,7 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
   run.wall_s = end_s;
   evaluator_.submit(end_s, iteration, params);
   run.evals = evaluator_.finish();
+  if (reason == StopReason::kStalled && run.stop_message.empty()) run.stop_message = stall_message_;
   run.final_params.assign(params.begin(), params.end());
   if (o_.target_error > 0.0) {
     for (const auto& e : run.evals) {

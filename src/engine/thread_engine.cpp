@@ -44,6 +44,7 @@ void ThreadEngine::assign(int w, EngineClock::time_point at, bool cut) {
     // X is drawn at the assignment, as on the virtual clock, so that both engines consume each
     // worker's delay stream alike, cut minibatches included.
     slot.assigned_x = to_duration(delays_of_[i].next(since_start(at)));
+    slot.due = at + slot.assigned_x;
     const bool cut_pending = pending && !slot.released;
     slot.has_assignment = true;
     ++slot.ticket;
@@ -86,6 +87,10 @@ void ThreadEngine::server_main() {
       pushes_.pop(push);
       if (push.worker < 0) return;
       std::lock_guard lock(server_mu_);
+      if (push.crashed) {
+        retire(push.worker, push.pushed_at, FailureKind::kCrash);
+        continue;
+      }
       serve(push.worker, push.ticket, push.loss, push.pushed_at, push.pin);
     }
   } catch (...) {

@@ -22,6 +22,11 @@
 // before X, so the minibatch ends at max(C, X); add: it sleeps X, then computes): a minibatch
 // cut while its worker sleeps costs no gradient.
 //
+// Failed workers (--fail; docs/rules.md, "Failed workers"; thread_failures.cpp): a worker made
+// to crash stops at its next step after its time and tells the server, which retires it; one
+// made to hang blocks until the run ends, and the supervisor's watch() finds it when its
+// minibatch is --worker-timeout past its end.
+//
 // Lock order: server_mu_, then a WorkerSlot's mutex, then the WakeTimer's; never the reverse,
 // and never two slots at once. The ParameterStore takes no lock (its pins are atomic).
 #pragma once
@@ -30,6 +35,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -55,6 +61,8 @@ class ThreadEngine final : public SupervisedEngine {
   void inspect(const Look& look) override;
   StopReason stop(StopReason reason) override;
   double mean_staleness() override;
+  void watch(Clock::time_point now) override;
+  std::string stuck() override;
 
  private:
   enum class Woken { kOnTime, kCancelled, kStopped };
@@ -65,6 +73,7 @@ class ThreadEngine final : public SupervisedEngine {
     float loss = 0.0f;
     EngineClock::time_point pushed_at;
     ParameterStore::Pin pin;  // w_tau, held until the server has read it
+    bool crashed = false;     // not a gradient: the worker crashed at pushed_at (--fail)
   };
 
   // thread_worker.cpp: the worker's side.
@@ -76,6 +85,13 @@ class ThreadEngine final : public SupervisedEngine {
   Woken sleep_until(WorkerSlot& slot, EngineClock::time_point until, RunningMean& late);
   // Worker w hands its gradient to the server: runs the step (inline) or queues it (thread).
   void deliver(int w, float loss);
+  // thread_failures.cpp: worker w fails as --fail says, at `at`: a crash tells the server
+  // (inline: runs retire; thread: queues a notice) and returns; a hang blocks until the run
+  // stops.
+  void fail_worker(int w, FailureKind how, EngineClock::time_point at);
+  // Worker w failed, found at `at`: it gets no more minibatches and its pushes are dropped;
+  // the rule goes on without it or the run stops (kWorkersFailed). REQUIRES(server_mu_)
+  void retire(int w, EngineClock::time_point at, FailureKind how);
 
   // thread_engine.cpp: the server's side.
   void server_main();

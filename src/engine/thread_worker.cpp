@@ -54,6 +54,15 @@ void ThreadEngine::worker_loop(int w) {
     start_cv_.wait(lock, [&] { return started_; });
   }
   auto last_end = start_;
+  // --fail: when this worker fails; it checks at each step (docs/rules.md, "Failed workers").
+  const PlannedFailure* planned = ctx_.run.failures().of(w);
+  const auto fail_at =
+      planned != nullptr ? start_ + to_duration(planned->at_s) : EngineClock::time_point::max();
+  const auto failing = [&] { return planned != nullptr && EngineClock::now() >= fail_at; };
+  // Fails now; a sleep cut at the failure time may wake a hair early: it failed at fail_at.
+  const auto fail = [&](EngineClock::time_point now) {
+    fail_worker(w, planned->kind, std::max(now, fail_at));
+  };
   for (;;) {
     EngineClock::time_point t0;
     EngineClock::time_point busy_from;
@@ -62,8 +71,16 @@ void ThreadEngine::worker_loop(int w) {
     {
       std::unique_lock lock(slot.mu);
       const auto ready = [&] { return slot.stop || (slot.has_assignment && slot.released); };
-      if (!ready()) slot.cv.wait(lock, ready);
+      if (!ready() && planned != nullptr) {
+        slot.cv.wait_until(lock, fail_at, ready);
+      } else if (!ready()) {
+        slot.cv.wait(lock, ready);
+      }
       if (slot.stop) return;
+      if (failing()) {
+        lock.unlock();
+        return fail(EngineClock::now());
+      }
       slot.has_assignment = false;
       slot.cancel.store(false, std::memory_order_relaxed);
       slot.pin = std::move(slot.assigned);
@@ -80,10 +97,18 @@ void ThreadEngine::worker_loop(int w) {
     // Sleep first, compute last: a minibatch the rule cuts while its worker sleeps then costs
     // no gradient. With the server's timers the release came at the wake-up time already.
     Woken woken = Woken::kOnTime;
+    // A sleep that would outlast the failure time ends there (aimed early by the lateness, so
+    // it counts as reached even if the clock is a hair short of it).
+    bool fails_after_sleep = false;
     if (wake_->worker_sleeps()) {
-      woken = sleep_until(slot, compute_from(o_.delay_mode, t0, x, lead), late_s);
+      const auto until = compute_from(o_.delay_mode, t0, x, lead);
+      fails_after_sleep = fail_at <= until;
+      woken = sleep_until(slot, std::min(fail_at, until), late_s);
     }
     if (woken == Woken::kStopped) return;
+    if (woken == Woken::kOnTime && (fails_after_sleep || failing())) {
+      return fail(EngineClock::now());
+    }
     std::optional<float> loss;
     const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
     if (spent) {
@@ -96,12 +121,15 @@ void ThreadEngine::worker_loop(int w) {
         woken = Woken::kCancelled;
       }
     }
+    fails_after_sleep = false;
     if (woken == Woken::kOnTime && o_.delay_mode == DelayMode::kPad) {
-      woken = sleep_until(slot, t0 + x, late_s);
+      fails_after_sleep = fail_at <= t0 + x;
+      woken = sleep_until(slot, std::min(fail_at, t0 + x), late_s);
     }
     if (woken == Woken::kStopped) return;
     last_end = EngineClock::now();
     stats.busy_s += std::chrono::duration<double>(last_end - busy_from).count();
+    if (woken == Woken::kOnTime && (fails_after_sleep || failing())) return fail(last_end);
     if (woken == Woken::kOnTime) deliver(w, *loss);
     slot.pin.release();  // a worker asleep holds no version: buffers stay at most P + 2
     // The next minibatch is gathered after the delivery: in a sync round this overlaps the

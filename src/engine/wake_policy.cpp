@@ -20,6 +20,12 @@ ServerTimers::ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, c
                                        [this](int w, std::uint64_t ticket) { release(w, ticket); });
 }
 
+void ServerTimers::on_retired(int w) {
+  // Its end no longer counts toward the round's cutoff, and it is never released again.
+  track_[ix(w)] = Track{};
+  timer_->disarm(w);
+}
+
 bool ServerTimers::on_assign(int w, WorkerSlot& slot, bool cut_pending) {
   Track& t = track_[ix(w)];
   // Released by after_step() once every assignment of this step is known; the cut
@@ -69,6 +75,7 @@ void ServerTimers::after_step() {
                          to_duration(slot.release_late.value());
       slot.release_timed = slot.release_aim > now;
       slot.released = notify = !slot.release_timed;
+      if (notify) slot.due = std::max(slot.due, now);  // held back past its end: due from now
       slot.assigned = store_.acquire();  // the version it was assigned: no update since
       if (!notify) to_arm_.push_back({w, slot.release_aim, slot.ticket});  // replaces an older one
     }

@@ -42,6 +42,9 @@ class WakePolicy {
   virtual void on_delivered(int w) = 0;
   // The server step's assignments are all made: release what may run. REQUIRES(server)
   virtual void after_step() = 0;
+  // Worker w failed and gets no more minibatches (docs/rules.md, "Failed workers"): forget
+  // its minibatch in flight. REQUIRES(server)
+  virtual void on_retired(int /*w*/) {}
   // Nothing is released after stop() returns. Call after the workers are joined.
   virtual void stop() = 0;
 };
@@ -69,6 +72,7 @@ class ServerTimers final : public WakePolicy {
   bool on_assign(int w, WorkerSlot& slot, bool cut_pending) override;
   void on_delivered(int w) override { track_[ix(w)].ends_at = EngineClock::time_point::max(); }
   void after_step() override;
+  void on_retired(int w) override;
   void stop() override { timer_->stop(); }
 
  private:
