@@ -44,6 +44,13 @@ void print_summary(const ResolvedRun& resolved, const RunRecord& run,
   fmt::print("{:<18}mean {:.3f}  p95 {:.0f}  max {}\n", "staleness", st.mean, st.p95, st.max);
   fmt::print("{:<18}started {}  computed {}  pushed {}  applied {}  cancelled {}\n", "gradients",
              g.started, g.computed, g.pushed, g.applied, g.cancelled);
+  std::string failed;
+  for (const auto& w : run.workers) {
+    if (!w.failed) continue;
+    failed += fmt::format("{}w{} {} at {:.3f} s", failed.empty() ? "" : ", ", w.worker, w.failure,
+                          w.failed_at_s);
+  }
+  if (!failed.empty()) fmt::print("{:<18}{}\n", "failed workers", failed);
   if (!run.evals.empty()) {
     const auto& e = run.evals.back();
     fmt::print("{:<18}{:.4f}  (test loss {:.4f}, train loss {:.4f})\n", "final test error",
@@ -87,7 +94,20 @@ int run_train(const TrainerOptions& given) {
     fmt::print("{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json)\n",
                "outputs", options.out_dir.string());
   }
-  return run->stop_reason == StopReason::kInterrupted ? interrupt.exit_code() : 0;
+  // Written first, then the one line, last also when stdout is a pipe: failed workers or a
+  // stall exit 1, an exception in one of the run's threads 3 (an internal error, as main's).
+  std::fflush(stdout);
+  switch (run->stop_reason) {
+    case StopReason::kWorkersFailed:
+    case StopReason::kStalled:
+      return fail(run->stop_message, 1);
+    case StopReason::kFailed:
+      return fail(run->stop_message, 3);
+    case StopReason::kInterrupted:
+      return interrupt.exit_code();
+    default:
+      return 0;
+  }
 }
 
 }  // namespace stalesgd::cli
