@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace stalesgd {
 
 Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions options)
@@ -74,21 +76,43 @@ void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const f
   }
 }
 
+void Evaluator::fail(const char* what) {
+  {
+    std::lock_guard lock(mu_);
+    if (!failure_.empty()) return;
+    failure_ = fmt::format("internal error in the evaluator: {}", what);
+  }
+  failed_.store(true, std::memory_order_release);
+}
+
+std::string Evaluator::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
 void Evaluator::run_background() {
   // SCHED_IDLE: run only when no other thread wants the core, so training is not slowed.
   sched_param param{};
   pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
-  auto ws = model_.make_workspace(options_.eval_batch);
-  for (;;) {
-    Pending p;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      p = std::move(queue_.front());
-      queue_.pop_front();
+  // An exception ends this thread, not the process: the supervisor sees failed() and ends the
+  // run with the message (docs/architecture.md, "Threads, locks and atomics").
+  try {
+    auto ws = model_.make_workspace(options_.eval_batch);
+    for (;;) {
+      Pending p;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        p = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      store(p.index, evaluate(p, *ws));
     }
-    store(p.index, evaluate(p, *ws));
+  } catch (const std::exception& e) {
+    fail(e.what());
+  } catch (...) {
+    fail("an exception that is not a std::exception");
   }
 }
 
@@ -113,9 +137,15 @@ std::vector<EvalRecord> Evaluator::finish() {
   // internal hand-offs as races in every threaded run.
   std::atomic<std::size_t> next{0};  // relaxed: only hands out indices; join() publishes results
   auto drain = [&] {
-    auto ws = model_.make_workspace(options_.eval_batch);
-    for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < rest.size();) {
-      store(rest[i].index, evaluate(rest[i], *ws));
+    try {
+      auto ws = model_.make_workspace(options_.eval_batch);
+      for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < rest.size();) {
+        store(rest[i].index, evaluate(rest[i], *ws));
+      }
+    } catch (const std::exception& e) {
+      fail(e.what());
+    } catch (...) {
+      fail("an exception that is not a std::exception");
     }
   };
   const std::size_t helpers =
@@ -125,7 +155,12 @@ std::vector<EvalRecord> Evaluator::finish() {
   drain();
   for (auto& t : pool) t.join();
   std::lock_guard lock(mu_);
-  return results_;
+  if (failure_.empty()) return results_;
+  std::vector<EvalRecord> done;  // a failed evaluation has no row
+  for (std::size_t i = 0; i < results_.size(); ++i) {
+    if (done_[i]) done.push_back(results_[i]);
+  }
+  return done;
 }
 
 std::optional<EvalRecord> Evaluator::latest() const {

@@ -5,8 +5,11 @@
 // afterwards on all cores. In inline mode (the virtual clock, where evaluation costs no
 // virtual time) submit() evaluates at once, so target-error stops are deterministic.
 //
-// Thread safety: submit() from one thread (the server); target_reached() from any thread;
-// finish() once, from the thread that owns the Evaluator.
+// An exception while evaluating (in background or at the end) is kept, not thrown: failed()
+// turns true and failure() has its message; the snapshots it left unevaluated have no row.
+//
+// Thread safety: submit() from one thread (the server); target_reached() and failed() from any
+// thread; finish() once, from the thread that owns the Evaluator.
 #pragma once
 
 #include <atomic>
@@ -16,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -43,6 +47,9 @@ class Evaluator {
   void submit(double wall_s, std::uint64_t iteration, std::span<const float> params);
   // True once some evaluated snapshot had test error <= target.
   bool target_reached() const { return target_reached_.load(std::memory_order_acquire); }
+  // True once an evaluation threw; failure() is then its one line.
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  std::string failure() const;
   // Every evaluation, in submission order; evaluates what is still pending.
   std::vector<EvalRecord> finish();
   // The latest evaluated row, if any (for progress lines).
@@ -58,6 +65,8 @@ class Evaluator {
   EvalRecord evaluate(const Pending& p, Workspace& ws) const;
   void store(std::size_t index, const EvalRecord& row);
   void run_background();
+  // Keeps the first exception's message and sets failed_.
+  void fail(const char* what);
 
   const Model& model_;
   const Dataset& data_;
@@ -73,6 +82,10 @@ class Evaluator {
   // Release/acquire: a reader that sees true also sees the row that set it (written before,
   // under mu_); the flag itself is polled lock-free by the server loop.
   std::atomic<bool> target_reached_{false};
+  std::string failure_;  // GUARDED_BY(mu_): the first evaluation's exception
+  // Release/acquire, as target_reached_: a reader that sees true also sees failure_ (written
+  // before, under mu_). stop_due polls it lock-free.
+  std::atomic<bool> failed_{false};
   std::unique_ptr<Workspace> inline_ws_;
   std::thread thread_;
 };

@@ -7,11 +7,11 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <exception>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -161,12 +161,13 @@ class HogwildEngine final : public SupervisedEngine {
     if (Clock::now() >= until) return !stopping_.load(std::memory_order_relaxed);
     return wait_until(until) == StopReason::kNone;
   }
-  // Sets the stop reason unless one holds (the first wins), keeps the first worker exception,
-  // wakes every sleeper; returns the reason that holds. Workers call it: it skips the gate.
+  // Sets the stop reason unless one holds (the first wins), keeps the first worker exception's
+  // message, wakes every sleeper; returns the reason that holds. Workers call it: it skips the
+  // gate.
   StopReason request_stop(StopReason reason, std::string divergence = {},
-                          std::exception_ptr error = nullptr) {
+                          std::string failure = {}) {
     std::unique_lock lock(stop_mu_);
-    if (error && !failure_) failure_ = error;
+    if (!failure.empty() && thread_failure_.empty()) thread_failure_ = std::move(failure);
     if (reason_ == StopReason::kNone) {
       reason_ = reason;
       divergence_ = std::move(divergence);
@@ -203,17 +204,25 @@ class HogwildEngine final : public SupervisedEngine {
   std::condition_variable stop_cv_;        // wakes sleepers and the supervisor on a stop
   StopReason reason_ = StopReason::kNone;  // GUARDED_BY(stop_mu_)
   std::string divergence_;                 // GUARDED_BY(stop_mu_)
-  std::exception_ptr failure_;             // GUARDED_BY(stop_mu_): the first worker exception
+  // GUARDED_BY(stop_mu_): the first worker exception, as the stop message. It ends the run as
+  // kFailed whatever stopped it first: a bug is never passed off as a result.
+  std::string thread_failure_;
 };
 
 void HogwildEngine::worker_main(Worker& me) {
   // Timer slack 1 ns: the default 50 us would bias every sleep of a delay-dominated run.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  const auto fail = [&](std::string_view what) {
+    me.applying.store(false, std::memory_order_seq_cst);
+    request_stop(StopReason::kFailed, {},
+                 fmt::format("internal error in worker {}: {}", me.stats.worker, what));
+  };
   try {
     worker_loop(me);
+  } catch (const std::exception& e) {
+    fail(e.what());
   } catch (...) {
-    me.applying.store(false, std::memory_order_seq_cst);
-    request_stop(StopReason::kFailed, {}, std::current_exception());
+    fail("an exception that is not a std::exception");
   }
 }
 
@@ -348,8 +357,7 @@ Result<RunRecord> HogwildEngine::run() {
     throw;
   }
   join();
-  if (failure_) std::rethrow_exception(failure_);
-  const auto [reason, wall_s] = ended;
+  auto [reason, wall_s] = ended;
   // Every thread is joined: params_ and the records are plain data again.
   RunRecord run;
   run.model = ctx_.model->describe();
@@ -366,6 +374,10 @@ Result<RunRecord> HogwildEngine::run() {
   std::sort(run.updates.begin(), run.updates.end(), by_iteration);
   std::sort(run.gradients.begin(), run.gradients.end(), by_iteration);
   if (reason == StopReason::kDiverged) run.divergence = divergence_;
+  if (!thread_failure_.empty()) {  // every thread is joined: no lock needed
+    reason = StopReason::kFailed;
+    run.stop_message = thread_failure_;
+  }
   // The failed workers, in the order they failed: their records and the stop's line.
   FailureLedger ledger(o_.workers, o_.worker_timeout_s);
   std::vector<std::pair<double, int>> failed;

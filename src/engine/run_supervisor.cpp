@@ -21,6 +21,7 @@ StopReason RunSupervisor::stop_due(double t, std::uint64_t iterations) const {
   if (o_.time_s > 0.0 && t >= o_.time_s) return StopReason::kTime;
   if (evaluator_.target_reached()) return StopReason::kTargetError;
   if (ctx_.interrupted()) return StopReason::kInterrupted;
+  if (evaluator_.failed()) return StopReason::kFailed;  // its message: finish()
   return StopReason::kNone;
 }
 
@@ -91,6 +92,11 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
   evaluator_.submit(end_s, iteration, params);
   run.evals = evaluator_.finish();
   if (reason == StopReason::kStalled && run.stop_message.empty()) run.stop_message = stall_message_;
+  if (evaluator_.failed() && run.stop_message.empty()) {
+    // A failed evaluation is a bug to report, whatever else ended the run.
+    run.stop_reason = StopReason::kFailed;
+    run.stop_message = evaluator_.failure();
+  }
   run.final_params.assign(params.begin(), params.end());
   if (o_.target_error > 0.0) {
     for (const auto& e : run.evals) {

@@ -78,7 +78,7 @@ class RunSupervisor {
 
   // Completes `run`: stop reason, wall seconds, the final snapshot of `params` (version
   // `iteration`) at `end_s`, every evaluation, time to target, the final parameters. A stall's
-  // message goes into stop_message.
+  // or the evaluator's failure goes into stop_message (an evaluator failure as kFailed).
   RunRecord finish(RunRecord run, StopReason reason, double end_s, std::uint64_t iteration,
                    std::span<const float> params);
 

@@ -25,17 +25,18 @@
 // Failed workers (--fail; docs/rules.md, "Failed workers"; thread_failures.cpp): a worker made
 // to crash stops at its next step after its time and tells the server, which retires it; one
 // made to hang blocks until the run ends, and the supervisor's watch() finds it when its
-// minibatch is --worker-timeout past its end.
+// minibatch is --worker-timeout past its end. An exception in any thread (worker, server,
+// WakeTimer, the supervisor's) ends the run with StopReason::kFailed and its message.
 //
 // Lock order: server_mu_, then a WorkerSlot's mutex, then the WakeTimer's; never the reverse,
 // and never two slots at once. The ParameterStore takes no lock (its pins are atomic).
 #pragma once
 
 #include <condition_variable>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -92,6 +93,8 @@ class ThreadEngine final : public SupervisedEngine {
   // Worker w failed, found at `at`: it gets no more minibatches and its pushes are dropped;
   // the rule goes on without it or the run stops (kWorkersFailed). REQUIRES(server_mu_)
   void retire(int w, EngineClock::time_point at, FailureKind how);
+  // An exception in `thread` ends the run with kFailed and its message. Takes server_mu_.
+  void fail_thread(std::string_view thread, std::string_view what);
 
   // thread_engine.cpp: the server's side.
   void server_main();
@@ -140,8 +143,9 @@ class ThreadEngine final : public SupervisedEngine {
   bool started_ = false;           // GUARDED_BY(start_mu_)
   EngineClock::time_point start_;  // written before started_ is set; read by workers after
 
-  std::mutex failure_mu_;
-  std::exception_ptr failure_;  // GUARDED_BY(failure_mu_): a thread's exception, rethrown
+  // GUARDED_BY(server_mu_): the first exception of any thread, as the run's stop message. It
+  // ends the run as kFailed whatever stopped it first: a bug is never passed off as a result.
+  std::string thread_failure_;
 };
 
 }  // namespace stalesgd

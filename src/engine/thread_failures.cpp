@@ -1,6 +1,6 @@
-// The real-thread engine's failed workers (docs/rules.md, "Failed workers"): a worker made to
-// crash or hang, the server retiring a failed worker, the supervisor's watch for hung ones and
-// its account of who is stuck.
+// The real-thread engine's failed workers and failed threads (docs/rules.md, "Failed workers"):
+// a worker made to crash or hang, the server retiring a failed worker, the supervisor's watch
+// for hung ones and its account of who is stuck, and an exception in any thread.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -113,6 +113,13 @@ std::string ThreadEngine::stuck() {
   if (waiting > 0)
     out += fmt::format("; {} of {} workers wait for the update", waiting, o_.workers);
   return out;
+}
+
+void ThreadEngine::fail_thread(std::string_view thread, std::string_view what) {
+  std::lock_guard lock(server_mu_);
+  if (thread_failure_.empty())
+    thread_failure_ = fmt::format("internal error in {}: {}", thread, what);
+  request_stop(StopReason::kFailed);
 }
 
 }  // namespace stalesgd

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "engine/thread_engine.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -17,13 +19,10 @@ void ThreadEngine::worker_main(int w) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   try {
     worker_loop(w);
+  } catch (const std::exception& e) {
+    fail_thread(fmt::format("worker {}", w), e.what());
   } catch (...) {
-    {
-      std::lock_guard lock(failure_mu_);
-      if (!failure_) failure_ = std::current_exception();
-    }
-    std::lock_guard lock(server_mu_);
-    request_stop(StopReason::kFailed);
+    fail_thread(fmt::format("worker {}", w), "an exception that is not a std::exception");
   }
 }
 

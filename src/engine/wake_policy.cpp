@@ -2,6 +2,7 @@
 #include "engine/wake_policy.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace stalesgd {
 
@@ -13,11 +14,12 @@ bool OwnTimers::on_assign(int, WorkerSlot& slot, bool) {
 }
 
 ServerTimers::ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, const Rule& rule,
-                           DelayMode mode)
+                           DelayMode mode, WakeTimer::Fail fail)
     : slots_(slots), store_(store), rule_(rule), mode_(mode), track_(slots.size()) {
   scratch_ends_.reserve(slots.size());
-  timer_ = std::make_unique<WakeTimer>(static_cast<int>(slots.size()),
-                                       [this](int w, std::uint64_t ticket) { release(w, ticket); });
+  timer_ = std::make_unique<WakeTimer>(
+      static_cast<int>(slots.size()), [this](int w, std::uint64_t ticket) { release(w, ticket); },
+      std::move(fail));
 }
 
 void ServerTimers::on_retired(int w) {

@@ -66,8 +66,9 @@ class OwnTimers final : public WakePolicy {
 // Synchronous rules: the server's WakeTimer releases the minibatches that can make the cut.
 class ServerTimers final : public WakePolicy {
  public:
-  ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, const Rule& rule,
-               DelayMode mode);
+  // `fail`: the timer thread's exception (WakeTimer::Fail).
+  ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, const Rule& rule, DelayMode mode,
+               WakeTimer::Fail fail = {});
   bool worker_sleeps() const override { return false; }
   bool on_assign(int w, WorkerSlot& slot, bool cut_pending) override;
   void on_delivered(int w) override { track_[ix(w)].ends_at = EngineClock::time_point::max(); }

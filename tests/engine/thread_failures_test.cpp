@@ -1,10 +1,15 @@
 // Failed workers and failed threads on the real clock (docs/rules.md, "Failed workers"), with
 // the server inline and on its own thread, and on Hogwild!: a crashed worker contributes
 // nothing after its crash, a hung one nothing after it hung and is found by the worker timeout,
-// a rule left without enough workers stops with one line, and the stall watchdog ends a run that
-// cannot go on.
+// a rule left without enough workers stops with one line, the stall watchdog ends a run that
+// cannot go on, and an exception in a worker or the evaluator ends the run with its message.
 // Times are short delays and generous bounds: no assert depends on the machine's speed.
+#include <atomic>
+#include <stdexcept>
+
 #include "engine/engine_test_util.hpp"
+#include "engine/run_context.hpp"
+#include "stalesgd/util/seed.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -21,6 +26,52 @@ double last_update_with(const RunRecord& run, int w) {
     }
   }
   return last;
+}
+
+// A softmax whose gradients (after `good_gradients` of them) or evaluations throw: a real
+// Model, as a user's could be, through the engine's ordinary paths.
+class ThrowingModel final : public Model {
+ public:
+  ThrowingModel(std::unique_ptr<Model> inner, int good_gradients, bool bad_evaluations)
+      : inner_(std::move(inner)), good_(good_gradients), bad_eval_(bad_evaluations) {}
+  std::string describe() const override { return inner_->describe(); }
+  std::size_t num_params() const override { return inner_->num_params(); }
+  void init_params(std::span<float> w, std::uint64_t seed) const override {
+    inner_->init_params(w, seed);
+  }
+  std::unique_ptr<Workspace> make_workspace(int max_batch) const override {
+    return inner_->make_workspace(max_batch);
+  }
+  std::optional<float> loss_and_gradient(std::span<const float> w, const Batch& batch,
+                                         std::span<float> grad, Workspace& ws,
+                                         const std::atomic<bool>* cancel) const override {
+    if (good_ >= 0 && calls_.fetch_add(1, std::memory_order_relaxed) >= good_) {
+      throw std::runtime_error("gradient kernel failed");
+    }
+    return inner_->loss_and_gradient(w, batch, grad, ws, cancel);
+  }
+  EvalResult evaluate(std::span<const float> w, const Split& data, Workspace& ws,
+                      std::size_t max_samples) const override {
+    if (bad_eval_) throw std::runtime_error("evaluation ran out of memory");
+    return inner_->evaluate(w, data, ws, max_samples);
+  }
+
+ private:
+  std::unique_ptr<Model> inner_;
+  int good_;  // < 0: never throws
+  bool bad_eval_;
+  mutable std::atomic<int> calls_{0};  // relaxed: only counts
+};
+
+// train() with `model` in place of the one the options name.
+RunRecord run_with_model(const TrainerOptions& o, std::unique_ptr<Model> model) {
+  const ResolvedRun run = resolve_ok(o);
+  RunContext ctx{run, run.options(), mnist(), std::move(model), {}, nullptr};
+  ctx.initial.resize(ctx.model->num_params());
+  ctx.model->init_params(ctx.initial, derive_seed(o.seed, SeedStream::kModelInit));
+  auto r = o.server == ServerPlacement::kHogwild ? train_hogwild(ctx) : train_threads(ctx);
+  if (!r) FAIL(r.error().message);
+  return std::move(r).value();
 }
 
 }  // namespace
@@ -154,4 +205,35 @@ TEST_CASE("thread failures: Hogwild records a crash and finds a hang",
   CHECK(all.wall_s < 20.0);
   CHECK_THAT(all.stop_message, Contains("all 3 workers failed (w") &&
                                    Contains("async needs at least one live worker"));
+}
+
+TEST_CASE("thread failures: an exception in a worker ends the run with its message",
+          "[engine][threads][failures]") {
+  auto o = quick_options("k-async", 3, 2, "const:1ms");
+  o.server =
+      GENERATE(ServerPlacement::kInline, ServerPlacement::kThread, ServerPlacement::kHogwild);
+  if (o.server == ServerPlacement::kHogwild) o.rule = {"async", 0};
+  INFO("--server " << to_string(o.server));
+  o.time_s = 30.0;
+  const auto run =
+      run_with_model(o, std::make_unique<ThrowingModel>(softmax_for(mnist()), 20, false));
+  CHECK(run.stop_reason == StopReason::kFailed);
+  CHECK(run.wall_s < 20.0);
+  CHECK_THAT(run.stop_message,
+             Contains("internal error in worker ") && Contains(": gradient kernel failed"));
+  CHECK_FALSE(run.updates.empty());  // what was recorded is kept
+}
+
+TEST_CASE("thread failures: an exception in the evaluator ends the run with its message",
+          "[engine][threads][failures]") {
+  auto o = quick_options("sync", 2, 0, "const:1ms");
+  o.server = GENERATE(ServerPlacement::kInline, ServerPlacement::kThread);
+  INFO("--server " << to_string(o.server));
+  o.time_s = 30.0;
+  const auto run =
+      run_with_model(o, std::make_unique<ThrowingModel>(softmax_for(mnist()), -1, true));
+  CHECK(run.stop_reason == StopReason::kFailed);
+  CHECK(run.wall_s < 20.0);
+  CHECK(run.stop_message == "internal error in the evaluator: evaluation ran out of memory");
+  CHECK(run.evals.empty());  // no row for an evaluation that failed
 }

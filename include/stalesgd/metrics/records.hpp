@@ -19,7 +19,7 @@ enum class StopReason {
   kTargetError,    // a snapshot's test error reached --target-error
   kInterrupted,    // Ctrl-C
   kDiverged,       // a non-finite minibatch loss (RunRecord::divergence says where)
-  kFailed,         // an exception in one of the run's threads (rethrown to the caller)
+  kFailed,         // an exception in one of the run's threads (RunRecord::stop_message)
   kWorkersFailed,  // failed workers left the rule too few to go on (RunRecord::stop_message)
   kStalled,        // no update for --stall-timeout on the real clock (RunRecord::stop_message)
 };
