@@ -20,6 +20,7 @@ namespace {
 constexpr std::string_view kDataGroup = "Data and model";
 constexpr std::string_view kServerGroup = "Parameter server";
 constexpr std::string_view kBudgetGroup = "Budget (the first reached stops the run)";
+constexpr std::string_view kFailureGroup = "Failed workers (docs/rules.md)";
 constexpr std::string_view kEngineGroup = "Engine and output";
 
 // How a TrainerOptions field of type F is held in an OptionValue.
@@ -158,6 +159,21 @@ std::vector<OptionDecl> make_table() {
       .help = "Stop once the test error is at most this, e.g. 0.08 (needs --iterations or --time "
               "as a cap; 0 = off)",
       .group = kBudgetGroup}));
+
+  t.push_back(field<&O::fail>({.name = "fail", .type = T::kString, .default_text = "none",
+      .help = "Workers made to fail: wN:crash@TIME or wN:hang@TIME, ';'-separated, e.g. "
+              "'w3:crash@2s;w5:hang@4s'",
+      .group = kFailureGroup}));
+  t.push_back(field<&O::worker_timeout_s>({.name = "worker-timeout", .type = T::kDuration,
+      .default_text = "0s",
+      .help = "A worker whose minibatch is this long past its end without a gradient has hung "
+              "(0s = max(10s, 20 x the delay's 0.999 quantile))",
+      .group = kFailureGroup}));
+  t.push_back(field<&O::stall_timeout_s>({.name = "stall-timeout", .type = T::kDuration,
+      .default_text = "0s",
+      .help = "Real clock: no update for this long ends the run, naming who is stuck "
+              "(0s = max(60s, 2 x the worker timeout))",
+      .group = kFailureGroup}));
 
   t.push_back({.name = "clock", .type = T::kChoice, .default_text = "real",
       .help = "real: threads and sleeps; virtual: discrete-event clock, repeatable",

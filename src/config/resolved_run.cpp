@@ -1,13 +1,60 @@
 // ResolvedRun::resolve: the one place a run's options are validated and parsed.
 #include "stalesgd/config/resolved_run.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "stalesgd/data/catalog.hpp"
+#include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd {
+namespace {
+
+// The default --worker-timeout (docs/cli.md): a minibatch overdue by 20 times the longest delay
+// a worker draws once in a thousand (plus the virtual clock's compute time) is no straggler,
+// and never less than 10 s, which no gradient on this machine comes near.
+double default_worker_timeout(const StragglerProfile& delays, double compute_s) {
+  const double q = delays.quantile_bound(0.999) + compute_s;
+  return std::min(kMaxDurationSeconds, std::max(10.0, 20.0 * q));
+}
+
+// Checks --fail, --worker-timeout and --stall-timeout and writes the timeouts in effect back.
+Result<FailurePlan> resolve_failures(TrainerOptions& o, const StragglerProfile& delays) {
+  auto plan = parse_failure_plan(o.fail, o.workers);
+  if (!plan) return plan.error();
+  if (!plan->empty() && o.sequential) {
+    return Error{
+        "--fail makes workers of the parameter server fail; --sequential has none: drop one "
+        "of them"};
+  }
+  if (!plan->empty() && o.engine == EngineKind::kMpi) {
+    return Error{
+        "--fail is not implemented for --engine mpi; inject failures with --engine thread or "
+        "--clock virtual"};
+  }
+  if (!(o.worker_timeout_s >= 0.0) || o.worker_timeout_s > kMaxDurationSeconds) {
+    return Error{"--worker-timeout must be a duration such as 10s (0s: the default)"};
+  }
+  if (!(o.stall_timeout_s >= 0.0) || o.stall_timeout_s > kMaxDurationSeconds) {
+    return Error{"--stall-timeout must be a duration such as 60s (0s: the default)"};
+  }
+  if (o.clock == ClockKind::kVirtual && o.stall_timeout_s != 0.0) {
+    return Error{
+        "--stall-timeout watches the real clock; a virtual-clock run cannot stall: drop "
+        "--stall-timeout or add --clock real"};
+  }
+  if (o.worker_timeout_s == 0.0) {
+    o.worker_timeout_s = default_worker_timeout(delays, o.compute_time_s);
+  }
+  if (o.clock == ClockKind::kReal && o.stall_timeout_s == 0.0) {
+    o.stall_timeout_s = std::min(kMaxDurationSeconds, std::max(60.0, 2.0 * o.worker_timeout_s));
+  }
+  return plan;
+}
+
+}  // namespace
 
 Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
   if (auto s = check_dataset_name(o.dataset); !s) return s.error();
@@ -113,10 +160,13 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
         "--compute-time models a gradient's compute on the virtual clock; on the real "
         "clock compute takes what it takes: drop --compute-time or add --clock virtual"};
   }
+  auto failures = resolve_failures(o, *delays);
+  if (!failures) return failures.error();
   o.rule.k = rule->k;
   o.model = with_defaults(o.model);
   std::shared_ptr<const LearningRate> shared_lr = std::move(lr).value();
-  return ResolvedRun(std::move(o), *rule, std::move(delays).value(), std::move(shared_lr));
+  return ResolvedRun(std::move(o), *rule, std::move(delays).value(), std::move(shared_lr),
+                     std::move(failures).value());
 }
 
 }  // namespace stalesgd

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace stalesgd {
 
 Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions options)
@@ -87,21 +89,43 @@ void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const f
   }
 }
 
+void Evaluator::fail(const char* what) {
+  {
+    std::lock_guard lock(mu_);
+    if (!failure_.empty()) return;
+    failure_ = fmt::format("internal error in the evaluator: {}", what);
+  }
+  failed_.store(true, std::memory_order_release);
+}
+
+std::string Evaluator::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
 void Evaluator::run_background() {
   // SCHED_IDLE: run only when no other thread wants the core, so training is not slowed.
   sched_param param{};
   pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
-  auto ws = model_.make_workspace(options_.eval_batch);
-  for (;;) {
-    Pending p;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      p = std::move(queue_.front());
-      queue_.pop_front();
+  // An exception ends this thread, not the process: the supervisor sees failed() and ends the
+  // run with the message (docs/architecture.md, "Threads, locks and atomics").
+  try {
+    auto ws = model_.make_workspace(options_.eval_batch);
+    for (;;) {
+      Pending p;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        p = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      store(p.index, evaluate(p, *ws));
     }
-    store(p.index, evaluate(p, *ws));
+  } catch (const std::exception& e) {
+    fail(e.what());
+  } catch (...) {
+    fail("an exception that is not a std::exception");
   }
 }
 
@@ -149,10 +173,16 @@ std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
   };
   std::atomic<std::size_t> next{0};  // relaxed: only hands out indices; join() publishes results
   auto drain = [&] {
-    auto ws = model_.make_workspace(options_.eval_batch);
-    for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < rest.size();) {
-      if (i + 1 < rest.size() && interrupted()) continue;  // only the final snapshot is left
-      store(rest[i].index, evaluate(rest[i], *ws));
+    try {
+      auto ws = model_.make_workspace(options_.eval_batch);
+      for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < rest.size();) {
+        if (i + 1 < rest.size() && interrupted()) continue;  // only the final snapshot is left
+        store(rest[i].index, evaluate(rest[i], *ws));
+      }
+    } catch (const std::exception& e) {
+      fail(e.what());
+    } catch (...) {
+      fail("an exception that is not a std::exception");
     }
   };
   const std::size_t helpers =
@@ -162,6 +192,7 @@ std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
   drain();
   for (auto& t : pool) t.join();
   std::lock_guard lock(mu_);
+  // Rows not evaluated (skipped after a signal, or a failed evaluation) have none.
   std::vector<EvalRecord> rows;
   for (std::size_t i = 0; i < results_.size(); ++i) {
     if (done_[i]) rows.push_back(results_[i]);

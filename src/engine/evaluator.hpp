@@ -8,8 +8,11 @@
 // where evaluation costs no virtual time) submit() evaluates at once, so target-error stops are
 // deterministic.
 //
-// Thread safety: submit() from one thread (the server); target_reached() from any thread;
-// finish() once, from the thread that owns the Evaluator.
+// An exception while evaluating (in background or at the end) is kept, not thrown: failed()
+// turns true and failure() has its message; the snapshots it left unevaluated have no row.
+//
+// Thread safety: submit() from one thread (the server); target_reached() and failed() from any
+// thread; finish() once, from the thread that owns the Evaluator.
 #pragma once
 
 #include <atomic>
@@ -19,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -61,6 +65,9 @@ class Evaluator {
   // A resumed run: the evaluations (and skips) of the run before its checkpoint, as if done
   // here. Call before the first submit().
   void restore(const std::vector<EvalRecord>& rows, std::size_t skipped);
+  // True once an evaluation threw; failure() is then its one line.
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  std::string failure() const;
   // Every evaluation, in submission order; evaluates what is still pending. Once `interrupt`
   // is set (before or during the call) only the final snapshot is still evaluated: the others
   // left are dropped, so a Ctrl-C ends a long backlog at once.
@@ -78,6 +85,8 @@ class Evaluator {
   EvalRecord evaluate(const Pending& p, Workspace& ws) const;
   void store(std::size_t index, const EvalRecord& row);
   void run_background();
+  // Keeps the first exception's message and sets failed_.
+  void fail(const char* what);
 
   const Model& model_;
   const Dataset& data_;
@@ -95,6 +104,10 @@ class Evaluator {
   // Release/acquire: a reader that sees true also sees the row that set it (written before,
   // under mu_); the flag itself is polled lock-free by the server loop.
   std::atomic<bool> target_reached_{false};
+  std::string failure_;  // GUARDED_BY(mu_): the first evaluation's exception
+  // Release/acquire, as target_reached_: a reader that sees true also sees failure_ (written
+  // before, under mu_). stop_due polls it lock-free.
+  std::atomic<bool> failed_{false};
   std::unique_ptr<Workspace> inline_ws_;
   std::thread thread_;
 };

@@ -7,15 +7,19 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "engine/failure_ledger.hpp"
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
 #include "output/checkpoint.hpp"
@@ -45,7 +49,11 @@ static_assert(std::atomic_ref<float>::required_alignment == alignof(float));
 // A stop gate (Worker::applying against stopping_) claims no update once the run stops and
 // applies every claim below the budget: updates.csv numbers 1..N with no gaps. Each worker
 // keeps its own records under its own (uncontended) mutex; the supervisor's thread collects
-// them and passes on the rows numbered without a gap so far (journal and checkpoints).
+// them and passes on the rows numbered without a gap so far (journal and checkpoints; docs/
+// reliability.md). Failed workers (--fail;
+// docs/rules.md, "Failed workers"): a crashed worker records its crash and ends its thread; a
+// hung one blocks until the stop and the supervisor's watch() finds it by --worker-timeout;
+// when no worker is left the run stops (kWorkersFailed).
 class HogwildEngine final : public SupervisedEngine {
  public:
   explicit HogwildEngine(RunContext& ctx)
@@ -53,7 +61,9 @@ class HogwildEngine final : public SupervisedEngine {
         o_(ctx.options),
         lr_rule_(ctx.run.learning_rate()),
         params_(ctx.initial),
-        scratch_(params_.size()) {}
+        scratch_(params_.size()),
+        live_(ctx.options.workers),
+        hang_found_s_(static_cast<std::size_t>(ctx.options.workers), -1.0) {}
 
   Result<RunRecord> run();
 
@@ -87,6 +97,9 @@ class HogwildEngine final : public SupervisedEngine {
       for (std::uint64_t v : {s.started, s.computed, s.pushed, s.applied}) out.u64(v);
       out.f64(s.busy_s);
       out.f64(s.idle_s);
+      out.boolean(s.failed);
+      out.f64(s.failed_at_s);
+      out.str(s.failure);
     }
   }
 
@@ -98,6 +111,9 @@ class HogwildEngine final : public SupervisedEngine {
     }
     return holds;
   }
+
+  void watch(Clock::time_point now) override;
+  std::string stuck() override;
 
   double mean_staleness() override {
     std::uint64_t sum = 0, n = 0;
@@ -125,6 +141,10 @@ class HogwildEngine final : public SupervisedEngine {
     // For the progress line only (relaxed: approximate figures, nothing published by them).
     std::atomic<std::uint64_t> applied{0};
     std::atomic<std::uint64_t> staleness_sum{0};
+    // When its minibatch in flight ends (steady-clock nanoseconds), kNoDue once it crashed or
+    // stopped: the supervisor's watch() finds a hung worker by it. Relaxed: a time stamp for a
+    // timeout of seconds, publishing no data.
+    std::atomic<std::int64_t> due_ns{kNoDue};
     // Owned by the worker thread.
     std::vector<float> copy;  // w_tau: this worker's read of params_
     std::vector<float> grad;
@@ -136,7 +156,7 @@ class HogwildEngine final : public SupervisedEngine {
     WorkerRecord stats;                     // GUARDED_BY(mu)
     std::vector<UpdateRecord> updates;      // GUARDED_BY(mu)
     std::vector<GradientRecord> gradients;  // GUARDED_BY(mu)
-    std::size_t taken = 0;                  // supervisor's thread only: rows already collected
+    std::size_t taken = 0;  // supervisor's thread only: rows already collected
   };
 
   // Supervisor's thread: moves the rows the workers recorded since the last call into
@@ -151,7 +171,8 @@ class HogwildEngine final : public SupervisedEngine {
       w->taken = w->updates.size();
     }
     for (auto it = waiting_.begin();
-         it != waiting_.end() && it->first == merged_.updates.size() + 1; it = waiting_.erase(it)) {
+         it != waiting_.end() && it->first == merged_.updates.size() + 1;
+         it = waiting_.erase(it)) {
       merged_.updates.push_back(it->second.first);
       merged_.gradients.push_back(it->second.second);
     }
@@ -166,6 +187,19 @@ class HogwildEngine final : public SupervisedEngine {
 
   void worker_main(Worker& me);
   void worker_loop(Worker& me);
+  // Worker `me` fails as --fail says: a crash records itself and returns; a hang blocks until
+  // the stop.
+  void fail_worker(Worker& me, FailureKind how);
+  // One worker fewer (crashed, or found hung); the last one stops the run.
+  void lose_worker() {
+    if (live_.fetch_sub(1, std::memory_order_relaxed) == 1) {
+      request_stop(StopReason::kWorkersFailed);
+    }
+  }
+  static std::int64_t ns(Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  }
+  static constexpr std::int64_t kNoDue = std::numeric_limits<std::int64_t>::max();
   // Delivers one gradient: false when the worker must exit (the run stops, the budget is spent).
   bool push(Worker& me, std::uint64_t computed_on, float loss);
   // Sleeps until `until`; false when the run stops first.
@@ -173,12 +207,13 @@ class HogwildEngine final : public SupervisedEngine {
     if (Clock::now() >= until) return !stopping_.load(std::memory_order_relaxed);
     return wait_until(until) == StopReason::kNone;
   }
-  // Sets the stop reason unless one holds (the first wins), keeps the first worker exception,
-  // wakes every sleeper; returns the reason that holds. Workers call it: it skips the gate.
+  // Sets the stop reason unless one holds (the first wins), keeps the first worker exception's
+  // message, wakes every sleeper; returns the reason that holds. Workers call it: it skips the
+  // gate.
   StopReason request_stop(StopReason reason, std::string divergence = {},
-                          std::exception_ptr error = nullptr) {
+                          std::string failure = {}) {
     std::unique_lock lock(stop_mu_);
-    if (error && !failure_) failure_ = error;
+    if (!failure.empty() && thread_failure_.empty()) thread_failure_ = std::move(failure);
     if (reason_ == StopReason::kNone) {
       reason_ = reason;
       divergence_ = std::move(divergence);
@@ -206,12 +241,19 @@ class HogwildEngine final : public SupervisedEngine {
   std::atomic<bool> stopping_{false};
   Clock::time_point start_;         // written before the workers start
   Clock::time_point resumed_from_;  // likewise: when this process began (start_ unless resumed)
+  // Workers neither crashed nor found hung. Relaxed: fetch_sub's RMWs are one order, so exactly
+  // one caller takes the last worker; nothing is published through it.
+  std::atomic<int> live_;
+  std::vector<double> hang_found_s_;  // the supervisor's thread alone: when watch() found each
+                                      // worker hung (-1: not), read by run() after supervise
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;        // wakes sleepers and the supervisor on a stop
   StopReason reason_ = StopReason::kNone;  // GUARDED_BY(stop_mu_)
   std::string divergence_;                 // GUARDED_BY(stop_mu_)
-  std::exception_ptr failure_;             // GUARDED_BY(stop_mu_): the first worker exception
+  // GUARDED_BY(stop_mu_): the first worker exception, as the stop message. It ends the run as
+  // kFailed whatever stopped it first: a bug is never passed off as a result.
+  std::string thread_failure_;
 
   // The supervisor's thread only: the rows numbered 1..N without a gap, and those above.
   RunRecord merged_;
@@ -223,40 +265,96 @@ class HogwildEngine final : public SupervisedEngine {
 void HogwildEngine::worker_main(Worker& me) {
   // Timer slack 1 ns: the default 50 us would bias every sleep of a delay-dominated run.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  const auto fail = [&](std::string_view what) {
+    me.applying.store(false, std::memory_order_seq_cst);
+    request_stop(StopReason::kFailed, {},
+                 fmt::format("internal error in worker {}: {}", me.stats.worker, what));
+  };
   try {
     worker_loop(me);
+  } catch (const std::exception& e) {
+    fail(e.what());
   } catch (...) {
-    me.applying.store(false, std::memory_order_seq_cst);
-    request_stop(StopReason::kFailed, {}, std::current_exception());
+    fail("an exception that is not a std::exception");
   }
 }
 
 void HogwildEngine::worker_loop(Worker& me) {
   auto last_end = resumed_from_;
+  const PlannedFailure* planned = ctx_.run.failures().of(me.stats.worker);
+  const auto fail_at =
+      planned != nullptr
+          ? start_ + std::chrono::duration_cast<Clock::duration>(Seconds(planned->at_s))
+          : Clock::time_point::max();
   while (!stopping_.load(std::memory_order_relaxed)) {
     const auto t0 = Clock::now();
+    if (t0 >= fail_at) return fail_worker(me, planned->kind);
     {
       std::lock_guard lock(me.mu);
       me.stats.idle_s += Seconds(t0 - last_end).count();  // the last update and its records
       ++me.stats.started;
     }
     const double x = me.delays.next(since_start(t0));
+    me.due_ns.store(ns(t0) + static_cast<std::int64_t>(x * 1e9), std::memory_order_relaxed);
     const Batch batch = me.sampler.next();
     const std::uint64_t computed_on = version_.load(std::memory_order_relaxed);
     for (std::size_t i = 0; i < me.copy.size(); ++i) me.copy[i] = load(i);
     const auto loss = ctx_.model->loss_and_gradient(me.copy, batch, me.grad, *me.ws, &stopping_);
     // pad: the minibatch takes max(C, X); add: C + X.
     const auto x_d = std::chrono::duration_cast<Clock::duration>(Seconds(x));
-    const bool on_time =
-        loss && sleep_until(o_.delay_mode == DelayMode::kPad ? t0 + x_d : Clock::now() + x_d);
+    const auto until = o_.delay_mode == DelayMode::kPad ? t0 + x_d : Clock::now() + x_d;
+    const bool on_time = loss && sleep_until(std::min(until, fail_at));
     last_end = Clock::now();
     {
       std::lock_guard lock(me.mu);
       if (loss) ++me.stats.computed;
       me.stats.busy_s += Seconds(last_end - t0).count();
     }
+    if (on_time && (fail_at <= until || last_end >= fail_at)) {
+      return fail_worker(me, planned->kind);
+    }
     if (!on_time || !push(me, computed_on, *loss)) return;
   }
+}
+
+void HogwildEngine::fail_worker(Worker& me, FailureKind how) {
+  if (how == FailureKind::kHang) {
+    // It stops responding, its minibatch's end stays where it was: watch() finds it.
+    std::unique_lock lock(stop_mu_);
+    stop_cv_.wait(lock, [&] { return reason_ != StopReason::kNone; });
+    return;
+  }
+  me.due_ns.store(kNoDue, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(me.mu);
+    // A resumed run's worker that had crashed before the checkpoint keeps its first time.
+    if (!me.stats.failed) me.stats.failed_at_s = since_start(Clock::now());
+    me.stats.failed = true;
+    me.stats.failure = to_string(how);
+  }
+  lose_worker();
+}
+
+void HogwildEngine::watch(Clock::time_point now) {
+  const auto timeout = static_cast<std::int64_t>(o_.worker_timeout_s * 1e9);
+  for (std::size_t w = 0; w < workers_.size(); ++w) {
+    const std::int64_t due = workers_[w]->due_ns.load(std::memory_order_relaxed);
+    if (hang_found_s_[w] >= 0.0 || due == kNoDue || ns(now) - due < timeout) continue;
+    hang_found_s_[w] = since_start(now);
+    lose_worker();
+  }
+}
+
+std::string HogwildEngine::stuck() {
+  const std::int64_t now = ns(Clock::now());
+  std::string out;
+  for (std::size_t w = 0; w < workers_.size(); ++w) {
+    const std::int64_t due = workers_[w]->due_ns.load(std::memory_order_relaxed);
+    if (due == kNoDue || now <= due) continue;
+    out += fmt::format("{}w{} (its minibatch ended {:.1f} s ago)", out.empty() ? "" : ", ", w,
+                       static_cast<double>(now - due) * 1e-9);
+  }
+  return out.empty() ? out : "no update from " + out;
 }
 
 bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss) {
@@ -325,6 +423,9 @@ Result<double> HogwildEngine::resume(RunSupervisor& supervisor, const std::strin
     for (std::uint64_t* v : {&s.started, &s.computed, &s.pushed, &s.applied}) *v = in.u64();
     s.busy_s = in.f64();
     s.idle_s = in.f64();
+    s.failed = in.boolean();
+    s.failed_at_s = in.f64();
+    s.failure = in.str();
   }
   if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
   if (!in.ok()) return Error{"checkpoint: " + in.error()};
@@ -344,10 +445,11 @@ Result<RunRecord> HogwildEngine::run() {
   }
   for (int w = 0; w < o_.workers; ++w) {
     workers_.push_back(std::make_unique<Worker>(ctx_, w, stream_seed_));
+    Worker& me = *workers_.back();
     if (!restored_stats_.empty()) {
-      workers_.back()->stats = restored_stats_[static_cast<std::size_t>(w)];
-      workers_.back()->stats.worker = w;
-      workers_.back()->applied.store(workers_.back()->stats.applied, std::memory_order_relaxed);
+      me.stats = restored_stats_[static_cast<std::size_t>(w)];
+      me.stats.worker = w;
+      me.applied.store(me.stats.applied, std::memory_order_relaxed);
     }
   }
   std::vector<std::thread> threads;
@@ -355,8 +457,8 @@ Result<RunRecord> HogwildEngine::run() {
     for (auto& t : threads) t.join();
   };
   // A resumed run's clock goes on from the checkpoint's time.
-  start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(Seconds(resumed_at));
   resumed_from_ = Clock::now();
+  start_ = resumed_from_ - std::chrono::duration_cast<Clock::duration>(Seconds(resumed_at));
   std::pair<StopReason, double> ended;
   try {
     for (auto& w : workers_) threads.emplace_back([this, &w] { worker_main(*w); });
@@ -367,10 +469,9 @@ Result<RunRecord> HogwildEngine::run() {
     throw;
   }
   join();
-  if (failure_) std::rethrow_exception(failure_);
-  const auto [reason, wall_s] = ended;
-  // Every thread is joined: params_ and the records are plain data again.
-  // The stop gate left no gap, so every row is collected now.
+  auto [reason, wall_s] = ended;
+  // Every thread is joined: params_ and the records are plain data again. The stop gate left
+  // no gap, so every row is collected now.
   collect();
   RunRecord run;
   run.updates = std::move(merged_.updates);
@@ -384,6 +485,29 @@ Result<RunRecord> HogwildEngine::run() {
     applied += w->stats.applied;
   }
   if (reason == StopReason::kDiverged) run.divergence = divergence_;
+  if (!thread_failure_.empty()) {  // every thread is joined: no lock needed
+    reason = StopReason::kFailed;
+    run.stop_message = thread_failure_;
+  }
+  // The failed workers, in the order they failed: their records and the stop's line.
+  FailureLedger ledger(o_.workers, o_.worker_timeout_s);
+  std::vector<std::pair<double, int>> failed;
+  for (auto& rec : run.workers) {
+    const double found = hang_found_s_[static_cast<std::size_t>(rec.worker)];
+    if (found >= 0.0) {
+      rec.failed = true;
+      rec.failed_at_s = found;
+      rec.failure = to_string(FailureKind::kHang);
+    }
+    if (rec.failed) failed.emplace_back(rec.failed_at_s, rec.worker);
+  }
+  std::sort(failed.begin(), failed.end());
+  for (const auto& [at, w] : failed) {
+    const auto& rec = run.workers[static_cast<std::size_t>(w)];
+    ledger.record(w, at, rec.failure == "hang" ? FailureKind::kHang : FailureKind::kCrash);
+  }
+  if (reason == StopReason::kWorkersFailed)
+    run.stop_message = ledger.stop_message(ctx_.run.rule(), 1, 0);
   return supervisor.finish(std::move(run), reason, wall_s, applied, params_);
 }
 

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/stall_watchdog.hpp"
+
 namespace stalesgd {
 namespace {
 
@@ -36,6 +38,7 @@ StopReason RunSupervisor::stop_due(double t, std::uint64_t iterations) const {
   if (evaluator_.target_reached()) return StopReason::kTargetError;
   if (ctx_.interrupted()) return StopReason::kInterrupted;
   if (io_failed_.load(std::memory_order_relaxed)) return StopReason::kFailed;
+  if (evaluator_.failed()) return StopReason::kFailed;  // its message: finish()
   return StopReason::kNone;
 }
 
@@ -168,9 +171,12 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
     return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
   StopReason reason = StopReason::kNone;
+  // From now, not from `start`: a resumed run's start lies back at its first start.
+  StallWatchdog watchdog(o_.stall_timeout_s, Clock::now());
   for (;;) {
     const auto now = Clock::now();
     const double elapsed = since_start(now);
+    engine.watch(now);  // hung workers (docs/rules.md, "Failed workers")
     std::uint64_t version = 0;
     engine.inspect([&](std::uint64_t v, std::span<const float> params, const RunRecord* run) {
       version = v;
@@ -180,6 +186,10 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
       if (reason == StopReason::kNone && elapsed >= next_snapshot_s()) snapshot(elapsed, v, params);
     });
     write_staged();
+    if (reason == StopReason::kNone && watchdog.stalled(now, version)) {
+      stall_message_ = watchdog.message(engine.stuck());
+      reason = StopReason::kStalled;
+    }
     if (reason == StopReason::kNone && checkpoint_due(elapsed)) save_checkpoint(engine, elapsed);
     if (reason != StopReason::kNone) {
       reason = engine.stop(reason);
@@ -212,8 +222,15 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
   evaluator_.submit(end_s, iteration, params, /*final=*/true);
   run.evals = evaluator_.finish(ctx_.interrupt);
   run.evals_skipped = evaluator_.skipped();
-  if (reason == StopReason::kFailed && !io_error_.empty() && run.error.empty()) {
-    run.error = io_error_;
+  if (reason == StopReason::kFailed && !io_error_.empty() && run.stop_message.empty()) {
+    run.stop_message = io_error_;
+    run.output_failed = true;
+  }
+  if (reason == StopReason::kStalled && run.stop_message.empty()) run.stop_message = stall_message_;
+  if (evaluator_.failed() && run.stop_message.empty()) {
+    // A failed evaluation is a bug to report, whatever else ended the run.
+    run.stop_reason = StopReason::kFailed;
+    run.stop_message = evaluator_.failure();
   }
   run.final_params.assign(params.begin(), params.end());
   if (o_.target_error > 0.0) {

@@ -57,6 +57,11 @@ class SupervisedEngine {
   }
   // The mean staleness so far (for the progress line).
   virtual double mean_staleness() = 0;
+  // Failed workers (docs/rules.md, "Failed workers"): retires every worker whose minibatch is
+  // --worker-timeout past its end without a gradient. An engine that cannot tell does nothing.
+  virtual void watch(Clock::time_point /*now*/) {}
+  // For the stall watchdog's message: the workers the server waits for, and for how long.
+  virtual std::string stuck() { return {}; }
 };
 
 class RunSupervisor {
@@ -83,7 +88,8 @@ class RunSupervisor {
   void journal(const RunRecord& run);
 
   // The real clock's loop, from `start` until a stop condition or the engine's own stop:
-  // snapshots on time, the time budget to the microsecond, Ctrl-C polled every 100 ms.
+  // snapshots on time, the time budget to the microsecond, Ctrl-C polled every 100 ms, and
+  // every 100 ms too the engine's watch for hung workers and the stall watchdog (kStalled).
   // Returns the reason and the training phase's length in seconds.
   std::pair<StopReason, double> supervise(SupervisedEngine& engine, Clock::time_point start);
 
@@ -99,7 +105,8 @@ class RunSupervisor {
   RunRecord resume(const CheckpointHeader& header);
 
   // Completes `run`: stop reason, wall seconds, the final snapshot of `params` (version
-  // `iteration`) at `end_s`, every evaluation, time to target, the final parameters.
+  // `iteration`) at `end_s`, every evaluation, time to target, the final parameters. A stall's
+  // or the evaluator's failure goes into stop_message (an evaluator failure as kFailed).
   RunRecord finish(RunRecord run, StopReason reason, double end_s, std::uint64_t iteration,
                    std::span<const float> params);
 
@@ -130,6 +137,7 @@ class RunSupervisor {
   // thread. Relaxed: it carries no data (the message stays with the supervisor's thread).
   std::atomic<bool> io_failed_{false};
   std::uint64_t snapshots_ = 0;
+  std::string stall_message_;  // set by supervise() when it stops a stalled run
 };
 
 }  // namespace stalesgd

@@ -16,6 +16,7 @@ ServerCore::ServerCore(RunContext& ctx, ParameterStore& store, RunRecord& run)
       run_(run),
       acc_(ctx.model->num_params()),
       applied_(static_cast<std::size_t>(ctx.run.workers()), 0),
+      failures_(ctx.run.workers(), ctx.options.worker_timeout_s),
       k0_(rule_->k()),
       next_adapt_s_(ctx.options.adasync_every_s) {
   round_.reserve(static_cast<std::size_t>(ctx.run.workers()));
@@ -27,6 +28,7 @@ void ServerCore::count(int worker, WorkerRecord& rec) const {
   rec.pushed = protocol_.pushed(worker);
   rec.cancelled = protocol_.cancelled(worker);
   rec.applied = applied_[static_cast<std::size_t>(worker)];
+  failures_.fill(rec);
 }
 
 Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
@@ -62,15 +64,37 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
   }
   store_.publish();
   out.version = store_.version();
+  record_update(now_s, current, out.version);
+  return out;
+}
 
+Result<ServerCore::Outcome> ServerCore::retire(double now_s, int worker, FailureKind kind) {
+  const std::uint64_t current = store_.version();
+  failures_.record(worker, now_s, kind);
+  const auto r = protocol_.retire(worker, current);
+  if (!r.runs_on)
+    return Error{failures_.stop_message(ctx_.run.rule(), rule_->k(), protocol_.live())};
+  Outcome out;
+  out.step = r.step;
+  out.version = current;
+  if (!r.step.decision.apply) return out;
+  std::span<float> next = store_.begin_update();
+  acc_.apply(store_.current(), next);
+  store_.publish();
+  out.version = store_.version();
+  record_update(now_s, current, out.version);
+  return out;
+}
+
+void ServerCore::record_update(double now_s, std::uint64_t current, std::uint64_t version) {
   UpdateRecord u;
-  u.iteration = out.version;
+  u.iteration = version;
   u.wall_s = now_s;
   u.n_grads = static_cast<int>(round_.size());
   double lr_sum = 0.0, loss_sum = 0.0, st_sum = 0.0;
   for (const auto& a : round_) {
     const std::uint64_t st = current - a.computed_on;
-    run_.gradients.push_back({out.version, a.worker, a.computed_on, st});
+    run_.gradients.push_back({version, a.worker, a.computed_on, st});
     ++applied_[static_cast<std::size_t>(a.worker)];
     u.max_staleness = std::max(u.max_staleness, st);
     st_sum += static_cast<double>(st);
@@ -93,7 +117,6 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
     window_loss_count_ += n;
     adapt_k(now_s);
   }
-  return out;
 }
 
 // AdaSync (Dutta et al., journal version): K <- min(P, ceil(K0 sqrt(F(w_0) / F(w_t)))) every
@@ -108,7 +131,7 @@ void ServerCore::adapt_k(double now_s) {
   while (next_adapt_s_ <= now_s) next_adapt_s_ += ctx_.options.adasync_every_s;
   if (!(f > 0.0)) return;
   const double target = std::ceil(k0_ * std::sqrt(initial_loss_ / f));
-  const int k = static_cast<int>(std::min<double>(rule_->workers(), target));
+  const int k = static_cast<int>(std::min<double>(protocol_.live(), target));  // failed ones out
   if (k > rule_->k()) rule_->set_k(k);
 }
 
@@ -131,6 +154,7 @@ void ServerCore::save(StateWriter& out) const {
   out.f64(window_loss_sum_);
   out.f64(window_loss_count_);
   out.f64(initial_loss_);
+  failures_.save(out);
 }
 
 void ServerCore::load(StateReader& in) {
@@ -162,6 +186,7 @@ void ServerCore::load(StateReader& in) {
   window_loss_sum_ = in.f64();
   window_loss_count_ = in.f64();
   initial_loss_ = in.f64();
+  failures_.load(in);
 }
 
 void ServerCore::restart() {

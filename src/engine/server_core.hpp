@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/failure_ledger.hpp"
 #include "engine/parameter_store.hpp"
 #include "engine/run_context.hpp"
 #include "engine/update_accumulator.hpp"
@@ -36,10 +37,17 @@ class ServerCore {
   Result<Outcome> on_gradient(double now_s, int worker, std::uint64_t computed_on, float loss,
                               std::span<const float> grad, std::span<const float> computed_params);
 
+  // Worker w failed (docs/rules.md, "Failed workers"), found at `now_s`: it leaves the
+  // protocol (the engine drops its pushes from now on) and the ledger records it. The outcome
+  // as on_gradient's: the update the departure completed, if any, and who starts. An Error
+  // (one line naming the failed workers) when the rule cannot go on with the workers left.
+  Result<Outcome> retire(double now_s, int worker, FailureKind kind);
+  const FailureLedger& failures() const { return failures_; }
+
   const RoundProtocol& protocol() const { return protocol_; }
   const Rule& rule() const { return *rule_; }
   // The per-worker counts of the protocol and the server, into `rec` (started, pushed,
-  // applied, cancelled); computed, busy and idle are the engine's.
+  // applied, cancelled, the failure); computed, busy and idle are the engine's.
   void count(int worker, WorkerRecord& rec) const;
   // Checkpoints: the rule, the protocol, the round's sum and gradients, the counts, AdaSync.
   // Parameters are the store's (saved by the engine).
@@ -60,6 +68,10 @@ class ServerCore {
     float loss;
   };
 
+  // The records of the update that made `version` from `current`, over round_, which it
+  // clears; then AdaSync.
+  void record_update(double now_s, std::uint64_t current, std::uint64_t version);
+
   RunContext& ctx_;
   const LearningRate& lr_;
   std::unique_ptr<Rule> rule_;
@@ -71,6 +83,7 @@ class ServerCore {
   std::vector<std::uint64_t> applied_;
   double staleness_sum_ = 0.0;
   double staleness_count_ = 0.0;
+  FailureLedger failures_;
 
   // AdaSync (see adapt_k): the loss estimate F over the current window of t0 seconds.
   void adapt_k(double now_s);

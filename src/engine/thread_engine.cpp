@@ -20,7 +20,9 @@ ThreadEngine::ThreadEngine(RunContext& ctx)
   for (int w = 0; w < o_.workers; ++w) delays_of_.emplace_back(ctx.run.delays(), w, o_.seed);
 
   if (ctx.run.rule().synchronous()) {
-    wake_ = std::make_unique<ServerTimers>(slots_, store_, core_.rule(), o_.delay_mode);
+    wake_ = std::make_unique<ServerTimers>(
+        slots_, store_, core_.rule(), o_.delay_mode,
+        [this](const std::string& what) { fail_thread("the wake timer", what); });
   } else {
     wake_ = std::make_unique<OwnTimers>(store_);
   }
@@ -49,6 +51,7 @@ void ThreadEngine::assign(int w, EngineClock::time_point at, bool cut) {
     // X is drawn at the assignment, as on the virtual clock, so that both engines consume each
     // worker's delay stream alike, cut minibatches included.
     slot.assigned_x = to_duration(delays_of_[i].next(since_start(at)));
+    slot.due = at + slot.assigned_x;
     const bool cut_pending = pending && !slot.released;
     slot.has_assignment = true;
     ++slot.ticket;
@@ -91,15 +94,16 @@ void ThreadEngine::server_main() {
       pushes_.pop(push);
       if (push.worker < 0) return;
       std::lock_guard lock(server_mu_);
+      if (push.crashed) {
+        retire(push.worker, push.pushed_at, FailureKind::kCrash);
+        continue;
+      }
       serve(push.worker, push.ticket, push.loss, push.pushed_at, push.pin);
     }
+  } catch (const std::exception& e) {
+    fail_thread("the server thread", e.what());
   } catch (...) {
-    {
-      std::lock_guard lock(failure_mu_);
-      if (!failure_) failure_ = std::current_exception();
-    }
-    std::lock_guard lock(server_mu_);
-    request_stop(StopReason::kFailed);
+    fail_thread("the server thread", "an exception that is not a std::exception");
   }
 }
 
@@ -208,7 +212,15 @@ Result<RunRecord> ThreadEngine::run() {
     wake_->after_step();
   }
 
-  const auto [reason, wall_s] = supervisor.supervise(*this, start_);
+  std::pair<StopReason, double> ended;
+  try {
+    ended = supervisor.supervise(*this, start_);
+  } catch (const std::exception& e) {
+    // Every thread is still to be stopped and joined: end the run as any thread's exception.
+    fail_thread("the supervisor", e.what());
+    ended = {stop(StopReason::kFailed), since_start(EngineClock::now())};
+  }
+  auto [reason, wall_s] = ended;
   // The run is over: pushes are ignored from now on, so the record no longer changes.
   stop_workers();
   for (auto& t : threads) t.join();
@@ -217,7 +229,10 @@ Result<RunRecord> ThreadEngine::run() {
     server.join();
   }
   wake_->stop();
-  if (failure_) std::rethrow_exception(failure_);
+  if (!thread_failure_.empty()) {  // every thread is joined: no lock needed
+    reason = StopReason::kFailed;
+    run_.stop_message = thread_failure_;
+  }
 
   for (int w = 0; w < o_.workers; ++w) {
     WorkerRecord rec = slots_[static_cast<std::size_t>(w)].stats;

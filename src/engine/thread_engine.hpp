@@ -22,14 +22,21 @@
 // before X, so the minibatch ends at max(C, X); add: it sleeps X, then computes): a minibatch
 // cut while its worker sleeps costs no gradient.
 //
+// Failed workers (--fail; docs/rules.md, "Failed workers"; thread_failures.cpp): a worker made
+// to crash stops at its next step after its time and tells the server, which retires it; one
+// made to hang blocks until the run ends, and the supervisor's watch() finds it when its
+// minibatch is --worker-timeout past its end. An exception in any thread (worker, server,
+// WakeTimer, the supervisor's) ends the run with StopReason::kFailed and its message.
+//
 // Lock order: server_mu_, then a WorkerSlot's mutex, then the WakeTimer's; never the reverse,
 // and never two slots at once. The ParameterStore takes no lock (its pins are atomic).
 #pragma once
 
 #include <condition_variable>
-#include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -58,6 +65,8 @@ class ThreadEngine final : public SupervisedEngine {
   // The parameters, the server's counts and rule, the workers' stats; a resumed run starts a
   // new round with every worker on the checkpoint's version (docs/reliability.md).
   void save(StateWriter& out, const Look& look) override;
+  void watch(Clock::time_point now) override;
+  std::string stuck() override;
 
  private:
   enum class Woken { kOnTime, kCancelled, kStopped };
@@ -68,6 +77,7 @@ class ThreadEngine final : public SupervisedEngine {
     float loss = 0.0f;
     EngineClock::time_point pushed_at;
     ParameterStore::Pin pin;  // w_tau, held until the server has read it
+    bool crashed = false;     // not a gradient: the worker crashed at pushed_at (--fail)
   };
 
   // thread_worker.cpp: the worker's side.
@@ -79,6 +89,15 @@ class ThreadEngine final : public SupervisedEngine {
   Woken sleep_until(WorkerSlot& slot, EngineClock::time_point until, RunningMean& late);
   // Worker w hands its gradient to the server: runs the step (inline) or queues it (thread).
   void deliver(int w, float loss);
+  // thread_failures.cpp: worker w fails as --fail says, at `at`: a crash tells the server
+  // (inline: runs retire; thread: queues a notice) and returns; a hang blocks until the run
+  // stops.
+  void fail_worker(int w, FailureKind how, EngineClock::time_point at);
+  // Worker w failed, found at `at`: it gets no more minibatches and its pushes are dropped;
+  // the rule goes on without it or the run stops (kWorkersFailed). REQUIRES(server_mu_)
+  void retire(int w, EngineClock::time_point at, FailureKind how);
+  // An exception in `thread` ends the run with kFailed and its message. Takes server_mu_.
+  void fail_thread(std::string_view thread, std::string_view what);
 
   // thread_engine.cpp: the server's side.
   void server_main();
@@ -134,8 +153,9 @@ class ThreadEngine final : public SupervisedEngine {
   EngineClock::time_point resumed_from_;  // likewise: when this process began the run (start_
                                           // unless resumed, which sets the clock back)
 
-  std::mutex failure_mu_;
-  std::exception_ptr failure_;  // GUARDED_BY(failure_mu_): a thread's exception, rethrown
+  // GUARDED_BY(server_mu_): the first exception of any thread, as the run's stop message. It
+  // ends the run as kFailed whatever stopped it first: a bug is never passed off as a result.
+  std::string thread_failure_;
 };
 
 }  // namespace stalesgd

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "engine/thread_engine.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -17,13 +19,10 @@ void ThreadEngine::worker_main(int w) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   try {
     worker_loop(w);
+  } catch (const std::exception& e) {
+    fail_thread(fmt::format("worker {}", w), e.what());
   } catch (...) {
-    {
-      std::lock_guard lock(failure_mu_);
-      if (!failure_) failure_ = std::current_exception();
-    }
-    std::lock_guard lock(server_mu_);
-    request_stop(StopReason::kFailed);
+    fail_thread(fmt::format("worker {}", w), "an exception that is not a std::exception");
   }
 }
 
@@ -54,6 +53,15 @@ void ThreadEngine::worker_loop(int w) {
     start_cv_.wait(lock, [&] { return started_; });
   }
   auto last_end = resumed_from_;
+  // --fail: when this worker fails; it checks at each step (docs/rules.md, "Failed workers").
+  const PlannedFailure* planned = ctx_.run.failures().of(w);
+  const auto fail_at =
+      planned != nullptr ? start_ + to_duration(planned->at_s) : EngineClock::time_point::max();
+  const auto failing = [&] { return planned != nullptr && EngineClock::now() >= fail_at; };
+  // Fails now; a sleep cut at the failure time may wake a hair early: it failed at fail_at.
+  const auto fail = [&](EngineClock::time_point now) {
+    fail_worker(w, planned->kind, std::max(now, fail_at));
+  };
   for (;;) {
     EngineClock::time_point t0;
     EngineClock::time_point busy_from;
@@ -62,8 +70,16 @@ void ThreadEngine::worker_loop(int w) {
     {
       std::unique_lock lock(slot.mu);
       const auto ready = [&] { return slot.stop || (slot.has_assignment && slot.released); };
-      if (!ready()) slot.cv.wait(lock, ready);
+      if (!ready() && planned != nullptr) {
+        slot.cv.wait_until(lock, fail_at, ready);
+      } else if (!ready()) {
+        slot.cv.wait(lock, ready);
+      }
       if (slot.stop) return;
+      if (failing()) {
+        lock.unlock();
+        return fail(EngineClock::now());
+      }
       slot.has_assignment = false;
       slot.cancel.store(false, std::memory_order_relaxed);
       slot.pin = std::move(slot.assigned);
@@ -80,10 +96,18 @@ void ThreadEngine::worker_loop(int w) {
     // Sleep first, compute last: a minibatch the rule cuts while its worker sleeps then costs
     // no gradient. With the server's timers the release came at the wake-up time already.
     Woken woken = Woken::kOnTime;
+    // A sleep that would outlast the failure time ends there (aimed early by the lateness, so
+    // it counts as reached even if the clock is a hair short of it).
+    bool fails_after_sleep = false;
     if (wake_->worker_sleeps()) {
-      woken = sleep_until(slot, compute_from(o_.delay_mode, t0, x, lead), late_s);
+      const auto until = compute_from(o_.delay_mode, t0, x, lead);
+      fails_after_sleep = fail_at <= until;
+      woken = sleep_until(slot, std::min(fail_at, until), late_s);
     }
     if (woken == Woken::kStopped) return;
+    if (woken == Woken::kOnTime && (fails_after_sleep || failing())) {
+      return fail(EngineClock::now());
+    }
     std::optional<float> loss;
     const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
     if (spent) {
@@ -92,8 +116,10 @@ void ThreadEngine::worker_loop(int w) {
       });
       if (!loss) woken = Woken::kCancelled;
     }
+    fails_after_sleep = false;
     if (woken == Woken::kOnTime && o_.delay_mode == DelayMode::kPad) {
-      woken = sleep_until(slot, t0 + x, late_s);
+      fails_after_sleep = fail_at <= t0 + x;
+      woken = sleep_until(slot, std::min(fail_at, t0 + x), late_s);
     }
     if (woken == Woken::kStopped) return;
     last_end = EngineClock::now();
@@ -102,6 +128,7 @@ void ThreadEngine::worker_loop(int w) {
       if (loss) ++stats.computed;
       stats.busy_s += std::chrono::duration<double>(last_end - busy_from).count();
     }
+    if (woken == Woken::kOnTime && (fails_after_sleep || failing())) return fail(last_end);
     if (woken == Woken::kOnTime) deliver(w, *loss);
     slot.pin.release();  // a worker asleep holds no version: buffers stay at most P + 2
     // The next minibatch is gathered after the delivery: in a sync round this overlaps the

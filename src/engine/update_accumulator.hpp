@@ -24,6 +24,10 @@ class UpdateAccumulator {
   // With count() == 0 it is apply_single(w, g, lr, out), bit for bit.
   void add_and_apply(std::span<const float> g, float lr, std::span<const float> w,
                      std::span<float> out);
+  // The round without another gradient: out = w - sum / count(), then starts a new round. A
+  // round that a failed worker's departure completes (docs/rules.md, "Failed workers").
+  // Requires count() > 0.
+  void apply(std::span<const float> w, std::span<float> out);
   // A round of one gradient, fused into one pass: out = w - lr * g (no sum buffer touched).
   // Every K = 1 update goes through here (server and sequential reference alike), so they
   // round identically. `out` may alias `w`.

@@ -75,13 +75,27 @@ class VirtualEngine final : public EventSimulator::Callbacks {
 
   void on_cancel(double, int w) override { pins_[static_cast<std::size_t>(w)].release(); }
 
+  // A failed worker leaves (docs/rules.md, "Failed workers"); too few left ends the run.
+  Result<RoundProtocol::Step> on_failure(double t, int w, FailureKind how) override {
+    pins_[static_cast<std::size_t>(w)].release();
+    auto outcome = core_.retire(t, w, how);
+    if (!outcome) {
+      reason_ = StopReason::kWorkersFailed;
+      run_.stop_message = outcome.error().message;
+      end_ = t;
+      return outcome.error();
+    }
+    return outcome->step;
+  }
+
   Result<RunRecord> run() {
+    sim_.inject(ctx_.run.failures(), o_.worker_timeout_s);
     if (ctx_.resume != nullptr) {
       if (auto s = resume(*ctx_.resume); !s) return s.error();
     }
     run_.model = ctx_.model->describe();
     run_.num_params = ctx_.model->num_params();
-    if (auto s = sim_.run(*this); !s) {
+    if (auto s = sim_.run(*this); !s && reason_ == StopReason::kNone) {
       reason_ = StopReason::kDiverged;
       run_.divergence = s.error().message;
       end_ = last_t_;

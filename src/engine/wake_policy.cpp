@@ -2,6 +2,7 @@
 #include "engine/wake_policy.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace stalesgd {
 
@@ -13,11 +14,18 @@ bool OwnTimers::on_assign(int, WorkerSlot& slot, bool) {
 }
 
 ServerTimers::ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, const Rule& rule,
-                           DelayMode mode)
+                           DelayMode mode, WakeTimer::Fail fail)
     : slots_(slots), store_(store), rule_(rule), mode_(mode), track_(slots.size()) {
   scratch_ends_.reserve(slots.size());
-  timer_ = std::make_unique<WakeTimer>(static_cast<int>(slots.size()),
-                                       [this](int w, std::uint64_t ticket) { release(w, ticket); });
+  timer_ = std::make_unique<WakeTimer>(
+      static_cast<int>(slots.size()), [this](int w, std::uint64_t ticket) { release(w, ticket); },
+      std::move(fail));
+}
+
+void ServerTimers::on_retired(int w) {
+  // Its end no longer counts toward the round's cutoff, and it is never released again.
+  track_[ix(w)] = Track{};
+  timer_->disarm(w);
 }
 
 bool ServerTimers::on_assign(int w, WorkerSlot& slot, bool cut_pending) {
@@ -69,6 +77,7 @@ void ServerTimers::after_step() {
                          to_duration(slot.release_late.value());
       slot.release_timed = slot.release_aim > now;
       slot.released = notify = !slot.release_timed;
+      if (notify) slot.due = std::max(slot.due, now);  // held back past its end: due from now
       slot.assigned = store_.acquire();  // the version it was assigned: no update since
       if (!notify) to_arm_.push_back({w, slot.release_aim, slot.ticket});  // replaces an older one
     }

@@ -42,6 +42,9 @@ class WakePolicy {
   virtual void on_delivered(int w) = 0;
   // The server step's assignments are all made: release what may run. REQUIRES(server)
   virtual void after_step() = 0;
+  // Worker w failed and gets no more minibatches (docs/rules.md, "Failed workers"): forget
+  // its minibatch in flight. REQUIRES(server)
+  virtual void on_retired(int /*w*/) {}
   // Nothing is released after stop() returns. Call after the workers are joined.
   virtual void stop() = 0;
 };
@@ -63,12 +66,14 @@ class OwnTimers final : public WakePolicy {
 // Synchronous rules: the server's WakeTimer releases the minibatches that can make the cut.
 class ServerTimers final : public WakePolicy {
  public:
-  ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, const Rule& rule,
-               DelayMode mode);
+  // `fail`: the timer thread's exception (WakeTimer::Fail).
+  ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, const Rule& rule, DelayMode mode,
+               WakeTimer::Fail fail = {});
   bool worker_sleeps() const override { return false; }
   bool on_assign(int w, WorkerSlot& slot, bool cut_pending) override;
   void on_delivered(int w) override { track_[ix(w)].ends_at = EngineClock::time_point::max(); }
   void after_step() override;
+  void on_retired(int w) override;
   void stop() override { timer_->stop(); }
 
  private:

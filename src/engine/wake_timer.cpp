@@ -6,8 +6,9 @@
 
 namespace stalesgd {
 
-WakeTimer::WakeTimer(int workers, Fire fire)
+WakeTimer::WakeTimer(int workers, Fire fire, Fail fail)
     : fire_(std::move(fire)),
+      fail_(std::move(fail)),
       pos_(static_cast<std::size_t>(workers), -1),
       at_(static_cast<std::size_t>(workers)),
       ticket_(static_cast<std::size_t>(workers), 0),
@@ -101,6 +102,17 @@ void WakeTimer::remove_at(int i) {
 void WakeTimer::run() {
   // Timer slack 1 ns: the default 50 us would be added to every wake-up it serves.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  // An exception ends the thread and goes to its owner, which ends the run (no terminate).
+  try {
+    loop();
+  } catch (const std::exception& e) {
+    if (fail_) fail_(e.what());
+  } catch (...) {
+    if (fail_) fail_("an exception that is not a std::exception");
+  }
+}
+
+void WakeTimer::loop() {
   std::vector<std::pair<int, std::uint64_t>> due;
   std::unique_lock lock(mu_);
   while (!stop_) {

@@ -22,6 +22,7 @@
 #include <functional>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,6 +32,9 @@ class WakeTimer {
  public:
   using Clock = std::chrono::steady_clock;
   using Fire = std::function<void(int worker, std::uint64_t ticket)>;
+  // Called once, on the timer thread and without its lock, with the message of an exception
+  // that ended the thread (nothing fires after it).
+  using Fail = std::function<void(const std::string& message)>;
 
   struct Entry {
     int worker = 0;
@@ -39,7 +43,7 @@ class WakeTimer {
   };
 
   // Starts the timer thread for workers 0..workers-1.
-  WakeTimer(int workers, Fire fire);
+  WakeTimer(int workers, Fire fire, Fail fail = {});
   ~WakeTimer();
   WakeTimer(const WakeTimer&) = delete;
   WakeTimer& operator=(const WakeTimer&) = delete;
@@ -53,6 +57,7 @@ class WakeTimer {
 
  private:
   void run();
+  void loop();
   // The indexed binary min-heap on at_. REQUIRES(mu_)
   bool earlier(int a, int b) const { return at_[ix(heap_[ix(a)])] < at_[ix(heap_[ix(b)])]; }
   void swap_nodes(int a, int b);
@@ -62,6 +67,7 @@ class WakeTimer {
   static std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
   Fire fire_;
+  Fail fail_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<int> heap_;              // GUARDED_BY(mu_): workers, earliest first

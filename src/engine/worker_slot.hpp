@@ -55,7 +55,10 @@ struct alignas(64) WorkerSlot {
   EngineClock::time_point release_aim;  // GUARDED_BY(mu): when the timer was asked to release it
   bool release_timed = false;           // GUARDED_BY(mu): the release waited for the timer
   RunningMean release_late;             // GUARDED_BY(mu): how late releases reach the worker
-  double lead_s = -1.0;                // GUARDED_BY(mu): pad: wake this long before X (-1: unknown)
+  double lead_s = -1.0;  // GUARDED_BY(mu): pad: wake this long before X (-1: unknown)
+  // GUARDED_BY(mu): when the minibatch's X ends, or its release if the server held it back
+  // past that; the watch for hung workers adds the gradient time and --worker-timeout.
+  EngineClock::time_point due;
   EngineClock::time_point busy_since;  // GUARDED_BY(mu): first assignment since the last take
   bool stop = false;                   // GUARDED_BY(mu)
   // Set by the server under `mu` (and notified) to interrupt the minibatch in flight; the model

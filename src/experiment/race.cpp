@@ -103,7 +103,8 @@ RaceRow row_from_summary(const ExperimentRun& r, const nlohmann::json& s) {
   row.stop_reason =
       enum_named(s.at("stop_reason").get<std::string>(),
                  {StopReason::kIterations, StopReason::kTime, StopReason::kTargetError,
-                  StopReason::kInterrupted, StopReason::kDiverged, StopReason::kFailed});
+                  StopReason::kInterrupted, StopReason::kDiverged, StopReason::kFailed,
+                  StopReason::kWorkersFailed, StopReason::kStalled});
   if (s.contains("divergence")) row.divergence = s["divergence"].get<std::string>();
   derive(row);
   return row;
@@ -158,10 +159,13 @@ Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const 
   if (!run) return run.error();
   std::string error;
   if (run->stop_reason == StopReason::kDiverged) error = run->divergence;
-  if (run->stop_reason == StopReason::kFailed) error = run->error;
+  if (run->stop_reason == StopReason::kFailed || run->stop_reason == StopReason::kWorkersFailed ||
+      run->stop_reason == StopReason::kStalled) {
+    error = run->stop_message;
+  }
   const auto theory = predict_runtime(*resolved);
   if (auto s = finish_run_outputs(**journal, *resolved, *run, theory, error); !s) return s.error();
-  if (run->stop_reason == StopReason::kFailed) return Error{run->error};
+  if (run->stop_reason == StopReason::kFailed) return Error{run->stop_message};
   return make_row(r, *run, theory);
 }
 

@@ -21,6 +21,10 @@ const char* to_string(StopReason reason) {
       return "diverged";
     case StopReason::kFailed:
       return "failed";
+    case StopReason::kWorkersFailed:
+      return "workers-failed";
+    case StopReason::kStalled:
+      return "stalled";
   }
   return "?";
 }

@@ -41,6 +41,7 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
   j["num_params"] = run.num_params;
   j["stop_reason"] = to_string(run.stop_reason);
   if (!run.divergence.empty()) j["divergence"] = run.divergence;
+  if (!run.stop_message.empty()) j["stop_message"] = run.stop_message;
   j["iterations"] = run.updates.empty() ? 0 : run.updates.back().iteration;
   j["wall_s"] = run.wall_s;
   j["seconds_per_iteration"] = seconds_per_iteration(run);
@@ -60,6 +61,11 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
   }
   j["time_to_target_s"] =
       run.time_to_target_s ? nlohmann::json(*run.time_to_target_s) : nlohmann::json(nullptr);
+  j["failures"] = nlohmann::json::array();  // docs/rules.md, "Failed workers"
+  for (const auto& w : run.workers) {
+    if (w.failed)
+      j["failures"].push_back({{"worker", w.worker}, {"at_s", w.failed_at_s}, {"how", w.failure}});
+  }
   j["param_buffers"] = run.param_buffers;
   j["evals_skipped"] = run.evals_skipped;
   j["theory"] = theory_json(theory);
@@ -86,10 +92,12 @@ Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const 
 
   fmt::memory_buffer workers;
   fmt::format_to(std::back_inserter(workers),
-                 "worker,started,computed,pushed,applied,cancelled,busy_s,idle_s\n");
+                 "worker,started,computed,pushed,applied,cancelled,busy_s,idle_s,failed,"
+                 "failed_at_s,failure\n");
   for (const auto& w : run.workers) {
-    fmt::format_to(std::back_inserter(workers), "{},{},{},{},{},{},{:.6f},{:.6f}\n", w.worker,
-                   w.started, w.computed, w.pushed, w.applied, w.cancelled, w.busy_s, w.idle_s);
+    fmt::format_to(std::back_inserter(workers), "{},{},{},{},{},{},{:.6f},{:.6f},{},{:.6f},{}\n",
+                   w.worker, w.started, w.computed, w.pushed, w.applied, w.cancelled, w.busy_s,
+                   w.idle_s, w.failed ? 1 : 0, w.failed_at_s, w.failure);
   }
   if (auto w = write_file_atomically(journal.dir() / "workers.csv", fmt::to_string(workers));
       !w && first_error.empty()) {

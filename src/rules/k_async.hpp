@@ -20,6 +20,7 @@ class KAsync final : public Rule {
   void save(StateWriter& out) const override;
   void load(StateReader& in) override;
   void clear_round() override;
+  bool runs_with(int live) const override { return live >= 1 && k_ <= live; }
 
  private:
   std::string name_;

@@ -5,8 +5,12 @@
 
 namespace stalesgd {
 
-KSync::KSync(int workers, int k, std::string name)
-    : Rule(workers, k), name_(std::move(name)), seen_(static_cast<std::size_t>(workers), false) {}
+KSync::KSync(int workers, int k, std::string name, bool k_is_live)
+    : Rule(workers, k),
+      name_(std::move(name)),
+      k_is_live_(k_is_live),
+      live_(workers),
+      seen_(static_cast<std::size_t>(workers), false) {}
 
 Decision KSync::on_gradient(const Arrival& a) {
   Decision d;
@@ -27,6 +31,31 @@ Decision KSync::on_gradient(const Arrival& a) {
     d.cancel_in_flight = true;
     pending_ = 0;
     seen_.assign(seen_.size(), false);
+    if (k_is_live_) {  // the rounds after failures (on_retire)
+      k_ = live_;
+      failed_in_round_ = 0;
+    }
+  }
+  return d;
+}
+
+// sync waits for every live worker (docs/rules.md, "Failed workers"): K becomes the live count,
+// plus, for the round under way, the failed workers whose gradient it already holds (they
+// count, and every live worker is still awaited). A round that holds a gradient from each is
+// complete now.
+Decision KSync::on_retire(int worker, int live) {
+  Decision d;
+  if (!k_is_live_) return d;
+  live_ = live;
+  if (seen_[static_cast<std::size_t>(worker)]) ++failed_in_round_;
+  k_ = live_ + failed_in_round_;
+  if (pending_ > 0 && pending_ >= k_) {
+    d.apply = true;
+    d.cancel_in_flight = true;
+    pending_ = 0;
+    seen_.assign(seen_.size(), false);
+    k_ = live_;
+    failed_in_round_ = 0;
   }
   return d;
 }

@@ -12,17 +12,24 @@ namespace stalesgd {
 
 class KSync final : public Rule {
  public:
-  KSync(int workers, int k, std::string name = "k-sync");
+  // `k_is_live`: K follows the live workers when some fail (sync); otherwise K is fixed and
+  // needs K live workers (k-sync).
+  KSync(int workers, int k, std::string name = "k-sync", bool k_is_live = false);
   std::string_view name() const override { return name_; }
   bool synchronous() const override { return true; }
   Decision on_gradient(const Arrival& arrival) override;
   void save(StateWriter& out) const override;
   void load(StateReader& in) override;
   void clear_round() override;
+  bool runs_with(int live) const override { return live >= 1 && (k_is_live_ || k_ <= live); }
+  Decision on_retire(int worker, int live) override;
 
  private:
   std::string name_;
-  std::vector<bool> seen_;  // workers already counted in this round
+  bool k_is_live_;
+  int live_;                 // k_is_live_: workers not failed, the K of the rounds to come
+  int failed_in_round_ = 0;  // k_is_live_: failed workers whose gradient is in this round
+  std::vector<bool> seen_;   // workers already counted in this round
 };
 
 }  // namespace stalesgd

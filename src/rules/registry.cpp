@@ -91,7 +91,7 @@ Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers) {
 std::unique_ptr<Rule> make_rule(const RuleConfig& c) {
   switch (c.kind) {
     case RuleKind::kSync:
-      return std::make_unique<KSync>(c.workers, c.workers, "sync");
+      return std::make_unique<KSync>(c.workers, c.workers, "sync", /*k_is_live=*/true);
     case RuleKind::kKSync:
       return std::make_unique<KSync>(c.workers, c.k);
     case RuleKind::kKBatchSync:

@@ -18,7 +18,9 @@ void RoundProtocol::start(int w, std::uint64_t version, bool cut) {
 
 std::span<const RoundProtocol::Start> RoundProtocol::begin() {
   starts_.clear();
-  for (int w = 0; w < workers(); ++w) start(w, begin_version_, false);
+  for (int w = 0; w < workers(); ++w) {
+    if (!retired(w)) start(w, begin_version_, false);  // a resumed run's failed stay out
+  }
   return starts_;
 }
 
@@ -42,7 +44,7 @@ void RoundProtocol::load(StateReader& in) {
   }
   for (auto& s : state_) {
     const std::uint64_t phase = in.u64();
-    if (phase > static_cast<std::uint64_t>(Phase::kWaiting)) in.fail("a worker phase unknown");
+    if (phase > static_cast<std::uint64_t>(Phase::kRetired)) in.fail("a worker phase unknown");
     s.phase = static_cast<Phase>(phase);
     s.version = in.u64();
     s.started = in.u64();
@@ -55,7 +57,7 @@ void RoundProtocol::restart(std::uint64_t version, std::span<const int> dropped)
   for (auto& s : state_) {
     // A minibatch in flight at the checkpoint was never finished: started, then cut.
     if (s.phase == Phase::kComputing) ++s.cancelled;
-    s.phase = Phase::kIdle;
+    if (s.phase != Phase::kRetired) s.phase = Phase::kIdle;
   }
   for (const int w : dropped) ++state_[ix(w)].cancelled;
   begin_version_ = version;

@@ -50,6 +50,22 @@ class RoundProtocol {
   // The version worker w's current (or last) minibatch was started on.
   std::uint64_t version_of(int w) const { return state_[ix(w)].version; }
 
+  // Failed workers (docs/rules.md, "Failed workers"; round_protocol_retire.cpp). What a
+  // retirement leads to: `runs_on` false when the rule cannot make another update with the
+  // workers left (the caller ends the run); otherwise a step as on_arrival's, which may apply
+  // the update the departure completed (sync's round needs only the live workers).
+  struct Retirement {
+    bool runs_on = true;
+    Step step;
+  };
+  // Worker w failed for good at server version `current`: it is never started again, its
+  // minibatch in flight (if any) is dropped and counted as cancelled, and the rule learns how
+  // many workers are left. Retiring a worker twice changes nothing.
+  Retirement retire(int w, std::uint64_t current);
+  bool retired(int w) const { return state_[ix(w)].phase == Phase::kRetired; }
+  // Workers not retired.
+  int live() const;
+
   // Per-worker counts: minibatches started, gradients that reached the server, minibatches cut
   // or discarded as stale.
   std::uint64_t started(int w) const { return state_[ix(w)].started; }
@@ -64,7 +80,7 @@ class RoundProtocol {
   void restart(std::uint64_t version, std::span<const int> dropped);
 
  private:
-  enum class Phase { kIdle, kComputing, kWaiting };
+  enum class Phase { kIdle, kComputing, kWaiting, kRetired };
   struct WorkerState {
     Phase phase = Phase::kIdle;
     std::uint64_t version = 0;

@@ -27,23 +27,33 @@ void EventSimulator::start(int w, Callbacks& callbacks) {
   callbacks.on_start(now_, w);
   const double x = delays_[static_cast<std::size_t>(w)].next(now_);
   const double duration = mode_ == DelayMode::kPad ? std::max(compute_s_, x) : compute_s_ + x;
+  if (now_ + duration >= s.hang_at) {  // never delivered: the server finds it overdue
+    events_.push(
+        {now_ + duration + hang_timeout_s_, seq_++, w, s.generation, Event::What::kHangFound});
+    return;
+  }
   events_.push({now_ + duration, seq_++, w, s.generation});
 }
 
 Status EventSimulator::run(Callbacks& callbacks) {
   if (!resumed_) {
+    schedule_crashes();
     for (const auto& s : callbacks.begin()) start(s.worker, callbacks);
   }
   while (!events_.empty()) {
     const Event e = events_.top();
     auto& s = state_[static_cast<std::size_t>(e.worker)];
-    if (e.generation != s.generation) {  // cut earlier
+    if (e.what != Event::What::kCrash && e.generation != s.generation) {  // cut earlier
       events_.pop();
       continue;
     }
     if (!callbacks.before_event(e.t)) return {};
     events_.pop();
     now_ = e.t;
+    if (e.what != Event::What::kArrival) {
+      if (auto failed = fail(e, callbacks); !failed) return failed;
+      continue;
+    }
     auto& st = stats_[static_cast<std::size_t>(e.worker)];
     s.computing = false;
     s.free_since = now_;
@@ -51,19 +61,23 @@ Status EventSimulator::run(Callbacks& callbacks) {
     ++st.computed;  // the virtual engine computes a gradient exactly when it arrives
     auto step = callbacks.on_arrival(now_, e.worker);
     if (!step) return step.error();
-    // Every cut first (its pending event is void), then every start, in the protocol's order.
-    for (const auto& c : step->start) {
-      if (!c.cut) continue;
-      auto& o = state_[static_cast<std::size_t>(c.worker)];
-      ++o.generation;
-      o.computing = false;
-      o.free_since = now_;
-      stats_[static_cast<std::size_t>(c.worker)].busy_s += now_ - o.started_at;
-      callbacks.on_cancel(now_, c.worker);
-    }
-    for (const auto& c : step->start) start(c.worker, callbacks);
+    carry_out(*step, callbacks);
   }
   return {};
+}
+
+void EventSimulator::carry_out(const RoundProtocol::Step& step, Callbacks& callbacks) {
+  // Every cut first (its pending event is void), then every start, in the protocol's order.
+  for (const auto& c : step.start) {
+    if (!c.cut) continue;
+    auto& o = state_[static_cast<std::size_t>(c.worker)];
+    ++o.generation;
+    o.computing = false;
+    o.free_since = now_;
+    stats_[static_cast<std::size_t>(c.worker)].busy_s += now_ - o.started_at;
+    callbacks.on_cancel(now_, c.worker);
+  }
+  for (const auto& c : step.start) start(c.worker, callbacks);
 }
 
 void EventSimulator::save(StateWriter& out) const {
@@ -78,6 +92,7 @@ void EventSimulator::save(StateWriter& out) const {
     out.u64(e.seq);
     out.i64(e.worker);
     out.u64(e.generation);
+    out.u64(static_cast<std::uint64_t>(e.what));
   }
   for (std::size_t w = 0; w < state_.size(); ++w) {
     const WorkerState& s = state_[w];
@@ -110,6 +125,9 @@ void EventSimulator::load(StateReader& in) {
     if (w < 0 || w >= static_cast<std::int64_t>(state_.size())) in.fail("a worker out of range");
     e.worker = static_cast<int>(w);
     e.generation = in.u64();
+    const std::uint64_t what = in.u64();
+    if (what > static_cast<std::uint64_t>(Event::What::kHangFound)) in.fail("an unknown event");
+    e.what = static_cast<Event::What>(what);
     events_.push(e);
   }
   for (std::size_t w = 0; w < state_.size() && in.ok(); ++w) {

@@ -234,6 +234,16 @@ const Distribution* StragglerProfile::iid() const {
   return state_->iid;
 }
 
+double StragglerProfile::quantile_bound(double p) const {
+  double bound = 0.0;
+  for (const auto& timeline : state_->timeline) {
+    for (const Segment& s : timeline) {
+      bound = std::max(bound, s.factor * state_->sources[s.source].dist->quantile(p));
+    }
+  }
+  return bound;
+}
+
 std::string StragglerProfile::describe() const {
   return state_->description;
 }

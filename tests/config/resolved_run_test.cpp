@@ -198,3 +198,64 @@ TEST_CASE("stalesgd train opens a trace file exactly once", "[config]") {
   INFO("the opens of the trace file:\n" << opens);
   CHECK(n == 1);
 }
+
+TEST_CASE("resolve: --fail is parsed once and checked against the engine", "[config][failures]") {
+  auto o = options("k-sync", 8, 6);
+  o.fail = "w3:crash@2s;w5:hang@4s";
+  auto r = ResolvedRun::resolve(o);
+  REQUIRE(r.ok());
+  REQUIRE(r->failures().failures.size() == 2);
+  CHECK(r->failures().of(5)->kind == FailureKind::kHang);
+  CHECK(r->options().fail == "w3:crash@2s;w5:hang@4s");
+
+  o.fail = "w9:crash@1s";
+  CHECK_THAT(error_of(o), Contains("--fail 'w9:crash@1s': there is no worker 9"));
+  auto seq = options("sync", 1);
+  seq.sequential = true;
+  seq.fail = "w0:crash@1s";
+  CHECK_THAT(error_of(seq), Contains("--sequential has none"));
+  auto mpi = options("async", 2);
+  mpi.engine = EngineKind::kMpi;
+  mpi.fail = "w0:crash@1s";
+  CHECK_THAT(error_of(mpi), Contains("--fail is not implemented for --engine mpi"));
+}
+
+TEST_CASE("resolve: the worker and stall timeouts in effect are written back",
+          "[config][failures]") {
+  // No delay: the floors, 10 s and 60 s.
+  auto none = ResolvedRun::resolve(options("async", 2));
+  REQUIRE(none.ok());
+  CHECK(none->options().worker_timeout_s == 10.0);
+  CHECK(none->options().stall_timeout_s == 60.0);
+  // 20 x the largest 0.999 quantile over workers: w1's const 1 s.
+  auto slow = options("async", 2);
+  slow.delay = "exp:mean=10ms;w1=const:1s";
+  auto r = ResolvedRun::resolve(slow);
+  REQUIRE(r.ok());
+  CHECK(r->options().worker_timeout_s == Approx(20.0));
+  CHECK(r->options().stall_timeout_s == Approx(60.0));
+  slow.delay = "exp:mean=1s";  // quantile 0.999 = -ln(0.001) s = 6.91 s
+  r = ResolvedRun::resolve(slow);
+  REQUIRE(r.ok());
+  CHECK(r->options().worker_timeout_s == Approx(20.0 * 6.907755).epsilon(1e-5));
+  CHECK(r->options().stall_timeout_s == Approx(2.0 * 20.0 * 6.907755).epsilon(1e-5));
+  // Given values stay; a resolved run resolves to itself.
+  auto given = options("sync", 2);
+  given.worker_timeout_s = 2.0;
+  given.stall_timeout_s = 3.0;
+  r = ResolvedRun::resolve(given);
+  REQUIRE(r.ok());
+  CHECK(r->options().worker_timeout_s == 2.0);
+  CHECK(r->options().stall_timeout_s == 3.0);
+  // The virtual clock adds its compute time, and has no stall watchdog.
+  auto virt = options("async", 2);
+  virt.clock = ClockKind::kVirtual;
+  virt.compute_time_s = 1.0;
+  r = ResolvedRun::resolve(virt);
+  REQUIRE(r.ok());
+  CHECK(r->options().worker_timeout_s == Approx(20.0));
+  CHECK(r->options().stall_timeout_s == 0.0);
+  CHECK(ResolvedRun::resolve(r->options()).ok());
+  virt.stall_timeout_s = 5.0;
+  CHECK_THAT(error_of(virt), Contains("--stall-timeout watches the real clock"));
+}

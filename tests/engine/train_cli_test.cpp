@@ -196,3 +196,60 @@ TEST_CASE("train CLI: a diverging run stops with the iteration and the learning 
     CHECK_THAT(j["error"].get<std::string>(), Contains("training diverged"));
   }
 }
+
+TEST_CASE(
+    "train CLI: a rule left without enough workers writes its outputs then exits 1 with one line",
+    "[cli][train][failures]") {
+  TempDir dir;
+  auto r = train_cli({"--rule", "k-sync", "--workers", "4", "--k", "4", "--delay", "exp:mean=10ms",
+                      "--clock", "virtual", "--time", "1s", "--iterations", "0", "--fail",
+                      "w1:crash@200ms", "--out", dir.path().string()});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Contains("iterations") && Contains("(workers-failed)") &&
+                           Contains("failed workers    w1 crash at 0.200 s"));
+  CHECK_THAT(r.output,
+             Catch::EndsWith("\nstalesgd: error: worker 1 failed (w1 crashed at 0.200 s); k-sync "
+                             "needs K = 4 live workers and 3 of 4 are left: lower --k to 3 or "
+                             "less to run on without them\n"));
+  std::ifstream in(dir / "summary.json");
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["stop_reason"] == "workers-failed");
+  CHECK_THAT(j["stop_message"].get<std::string>(), Contains("worker 1 failed"));
+  REQUIRE(j["failures"].size() == 1);
+  CHECK(j["failures"][0]["how"] == "crash");
+  std::ifstream workers(dir / "workers.csv");
+  std::string header, row;
+  std::getline(workers, header);
+  CHECK_THAT(header, Catch::EndsWith(",failed,failed_at_s,failure"));
+  std::getline(workers, row);
+  std::getline(workers, row);
+  CHECK_THAT(row, Catch::StartsWith("1,") && Catch::EndsWith(",1,0.200000,crash"));
+}
+
+TEST_CASE("train CLI: a run that goes on without a failed worker says so and exits 0",
+          "[cli][train][failures]") {
+  auto r = train_cli({"--rule", "sync", "--workers", "3", "--delay", "const:10ms", "--clock",
+                      "virtual", "--time", "2s", "--iterations", "0", "--fail", "w2:hang@505ms",
+                      "--worker-timeout", "300ms"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("(time)") && Contains("failed workers    w2 hang at 0.810 s"));
+}
+
+TEST_CASE("train CLI: bad --fail and timeouts are one line and exit 2", "[cli][train][failures]") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--workers", "2", "--fail", "w2:crash@1s"}, "--fail 'w2:crash@1s': there is no worker 2"},
+      {{"--workers", "2", "--fail", "w1:explode@1s"}, "unknown failure 'explode'"},
+      {{"--workers", "2", "--fail", "w1:crash@1"}, "has no unit"},
+      {{"--worker-timeout", "5"}, "--worker-timeout '5'"},
+      {{"--clock", "virtual", "--stall-timeout", "5s"}, "--stall-timeout watches the real clock"},
+  };
+  for (const auto& [args, expected] : cases) {
+    auto r = train_cli(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.output) == 1);
+    CHECK_THAT(r.output, Contains("stalesgd: error:") && Contains(expected));
+  }
+}

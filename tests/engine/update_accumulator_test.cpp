@@ -145,3 +145,19 @@ TEST_CASE("UpdateAccumulator: a one-gradient add_and_apply round is bit-identica
     run_round(acc, w, random_round(rng, 3));
   }
 }
+
+TEST_CASE("UpdateAccumulator::apply ends a round with no further gradient",
+          "[engine][update_accumulator][failures]") {
+  // A sync round that a failed worker's departure completes (docs/rules.md, "Failed workers").
+  const int k = GENERATE(1, 3, 7);
+  INFO("K = " << k);
+  std::mt19937 rng(2000 + static_cast<unsigned>(k));
+  const auto w = random_vector(rng, kN);
+  const auto round = random_round(rng, k);
+  UpdateAccumulator acc(kN);
+  for (const auto& [g, lr] : round) acc.add(g, lr);
+  std::vector<float> out(kN);
+  acc.apply(w, out);
+  CHECK(max_error(out, reference(w, round)) < 1e-6);
+  CHECK(acc.count() == 0);
+}

@@ -4,6 +4,8 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "engine/wake_timer.hpp"
@@ -102,4 +104,28 @@ TEST_CASE("wake timer: stop() ends it with wake-ups still pending", "[engine][ti
   timer.arm(far);
   timer.stop();  // returns at once instead of an hour later
   CHECK(rec.wait(0).empty());
+}
+
+TEST_CASE("wake timer: an exception in the callback ends the thread and reaches its owner",
+          "[engine][wake]") {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string failure;
+  WakeTimer timer(
+      2, [](int, std::uint64_t) { throw std::runtime_error("release failed"); },
+      [&](const std::string& what) {
+        {
+          std::lock_guard lock(mu);
+          failure = what;
+        }
+        cv.notify_all();
+      });
+  const std::vector<WakeTimer::Entry> entries{{0, Clock::now(), 1}};
+  timer.arm(entries);
+  std::unique_lock lock(mu);
+  REQUIRE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return !failure.empty(); }));
+  CHECK(failure == "release failed");
+  lock.unlock();
+  timer.arm(entries);  // nothing runs it any more, and stop() still returns
+  timer.stop();
 }

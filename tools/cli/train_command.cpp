@@ -46,6 +46,13 @@ void print_summary(const ResolvedRun& resolved, const RunRecord& run,
   fmt::print("{:<18}mean {:.3f}  p95 {:.0f}  max {}\n", "staleness", st.mean, st.p95, st.max);
   fmt::print("{:<18}started {}  computed {}  pushed {}  applied {}  cancelled {}\n", "gradients",
              g.started, g.computed, g.pushed, g.applied, g.cancelled);
+  std::string failed;
+  for (const auto& w : run.workers) {
+    if (!w.failed) continue;
+    failed += fmt::format("{}w{} {} at {:.3f} s", failed.empty() ? "" : ", ", w.worker, w.failure,
+                          w.failed_at_s);
+  }
+  if (!failed.empty()) fmt::print("{:<18}{}\n", "failed workers", failed);
   if (!run.evals.empty()) {
     const auto& e = run.evals.back();
     fmt::print("{:<18}{:.4f}  (test loss {:.4f}, train loss {:.4f})\n", "final test error",
@@ -97,24 +104,51 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   if (!run) return fail(run.error().message);
   if (!mpi::reports()) return 0;  // a worker rank: rank 0 reports and writes the outputs
 
-  // A diverged or failed run still writes what it recorded, marked incomplete, and ends with
-  // its one line and exit 1.
+  // A run cut short by a divergence or a failure still writes what it recorded, marked
+  // incomplete, and ends with its one line.
   std::string error;
-  if (run->stop_reason == StopReason::kDiverged) error = run->divergence;
-  if (run->stop_reason == StopReason::kFailed) error = run->error;
+  switch (run->stop_reason) {
+    case StopReason::kDiverged:
+      error = run->divergence;
+      break;
+    case StopReason::kFailed:
+    case StopReason::kWorkersFailed:
+    case StopReason::kStalled:
+      error = run->stop_message;
+      break;
+    default:
+      break;
+  }
   const auto theory = predict_runtime(*resolved);
-  if (error.empty()) print_summary(*resolved, *run, theory);
+  if (run->stop_reason != StopReason::kDiverged && run->stop_reason != StopReason::kFailed) {
+    print_summary(*resolved, *run, theory);
+  }
   if (journal) {
     if (auto s = finish_run_outputs(*journal, *resolved, *run, theory, error); !s) {
       return fail(s.error().message);
     }
-    if (error.empty()) {
+    if (run->stop_reason != StopReason::kDiverged && run->stop_reason != StopReason::kFailed) {
       fmt::print("{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json)\n",
                  "outputs", options.out_dir.string());
     }
   }
-  if (!error.empty()) return fail(error);
-  return run->stop_reason == StopReason::kInterrupted ? interrupt.exit_code() : 0;
+  // Written first, then the one line, last also when stdout is a pipe: failed workers, a stall,
+  // a divergence or a failed write exit 1, an exception in one of the run's threads 3 (an
+  // internal error, as main's).
+  std::fflush(stdout);
+  switch (run->stop_reason) {
+    case StopReason::kDiverged:
+      return fail(run->divergence, 1);
+    case StopReason::kWorkersFailed:
+    case StopReason::kStalled:
+      return fail(run->stop_message, 1);
+    case StopReason::kFailed:
+      return fail(run->stop_message, run->output_failed ? 1 : 3);
+    case StopReason::kInterrupted:
+      return interrupt.exit_code();
+    default:
+      return 0;
+  }
 }
 
 }  // namespace stalesgd::cli

@@ -12,6 +12,7 @@
 #include "stalesgd/config/trainer_options.hpp"
 #include "stalesgd/lr/learning_rate.hpp"
 #include "stalesgd/rules/rule.hpp"
+#include "stalesgd/straggler/failure_plan.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/util/result.hpp"
 
@@ -24,7 +25,8 @@ class ResolvedRun {
   static Result<ResolvedRun> resolve(TrainerOptions options);
 
   // The options with the derived values written back: rule.k is the effective K, model.hidden
-  // the layers an mlp really has. What summary.json's "config" shows.
+  // the layers an mlp really has, worker_timeout_s and stall_timeout_s the timeouts in effect
+  // (stall_timeout_s 0 on the virtual clock). What summary.json's "config" shows.
   const TrainerOptions& options() const { return options_; }
   const RuleConfig& rule() const { return rule_; }
   int workers() const { return options_.workers; }
@@ -33,16 +35,23 @@ class ResolvedRun {
   std::unique_ptr<Rule> make_rule() const { return stalesgd::make_rule(rule_); }
   // Immutable and shared: the server calls rate() under its lock, Hogwild workers concurrently.
   const LearningRate& learning_rate() const { return *lr_; }
+  // The workers --fail makes fail (empty without --fail).
+  const FailurePlan& failures() const { return failures_; }
 
  private:
   ResolvedRun(TrainerOptions options, RuleConfig rule, StragglerProfile delays,
-              std::shared_ptr<const LearningRate> lr)
-      : options_(std::move(options)), rule_(rule), delays_(std::move(delays)), lr_(std::move(lr)) {}
+              std::shared_ptr<const LearningRate> lr, FailurePlan failures)
+      : options_(std::move(options)),
+        rule_(rule),
+        delays_(std::move(delays)),
+        lr_(std::move(lr)),
+        failures_(std::move(failures)) {}
 
   TrainerOptions options_;
   RuleConfig rule_;
   StragglerProfile delays_;
   std::shared_ptr<const LearningRate> lr_;
+  FailurePlan failures_;
 };
 
 }  // namespace stalesgd

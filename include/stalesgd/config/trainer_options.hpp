@@ -52,6 +52,13 @@ struct TrainerOptions {
   double time_s = 0.0;           // seconds of (real or virtual) clock; 0 = no limit
   double target_error = 0.0;     // stop once a snapshot's test error <= this; 0 = off
 
+  // --- Failed workers (docs/rules.md, "Failed workers").
+  std::string fail = "none";      // --fail: workers made to fail, e.g. "w3:crash@2s;w5:hang@4s"
+  double worker_timeout_s = 0.0;  // a minibatch this long past its end and not delivered marks
+                                  // a hung worker; 0 = max(10 s, 20 x the delays' 0.999 quantile)
+  double stall_timeout_s = 0.0;   // real clock: no update for this long ends the run; 0 =
+                                  // max(60 s, 2 x the worker timeout)
+
   // --- Engine and measurement.
   ClockKind clock = ClockKind::kReal;  // real threads and sleeps, or a discrete-event clock
   double compute_time_s = 0.0;         // virtual clock: seconds one gradient's compute takes

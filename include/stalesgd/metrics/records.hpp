@@ -13,17 +13,19 @@ namespace stalesgd {
 
 // Why a run ended: the first budget reached, or what cut it short.
 enum class StopReason {
-  kNone,         // still running
-  kIterations,   // --iterations updates applied
-  kTime,         // --time elapsed
-  kTargetError,  // a snapshot's test error reached --target-error
-  kInterrupted,  // Ctrl-C
-  kDiverged,     // a non-finite minibatch loss (RunRecord::divergence says where)
-  kFailed,       // an output write failed, or a thread's exception (rethrown to the caller);
-                 // RunRecord::error says which
+  kNone,           // still running
+  kIterations,     // --iterations updates applied
+  kTime,           // --time elapsed
+  kTargetError,    // a snapshot's test error reached --target-error
+  kInterrupted,    // Ctrl-C or SIGTERM
+  kDiverged,       // a non-finite minibatch loss (RunRecord::divergence says where)
+  kFailed,         // an output write failed, or an exception in one of the run's threads
+                   // (RunRecord::stop_message)
+  kWorkersFailed,  // failed workers left the rule too few to go on (RunRecord::stop_message)
+  kStalled,        // no update for --stall-timeout on the real clock (RunRecord::stop_message)
 };
-// "iterations", "time", "target-error", "interrupted", "diverged", "failed" (summary.json,
-// results.csv).
+// "iterations", "time", "target-error", "interrupted", "diverged", "failed", "workers-failed",
+// "stalled" (summary.json, results.csv).
 const char* to_string(StopReason reason);
 
 struct UpdateRecord {
@@ -61,6 +63,11 @@ struct WorkerRecord {
   std::uint64_t cancelled = 0;  // interrupted, or discarded by the server as stale
   double busy_s = 0.0;          // computing or sitting out its injected delay
   double idle_s = 0.0;          // waiting for the server (a reply or the next update)
+  // Failed workers (docs/rules.md, "Failed workers"): when the server learned of it (a crash
+  // at once, a hang --worker-timeout after its minibatch was due), and how: "crash" or "hang".
+  bool failed = false;
+  double failed_at_s = 0.0;
+  std::string failure;
 };
 
 struct RunRecord {
@@ -70,8 +77,9 @@ struct RunRecord {
   std::vector<WorkerRecord> workers;
   double wall_s = 0.0;  // length of the training phase
   StopReason stop_reason = StopReason::kNone;
-  std::string divergence;  // with "diverged": the iteration, the loss and the likely fix
-  std::string error;       // with "failed": what failed (an output write, a worker), one line
+  std::string divergence;    // with "diverged": the iteration, the loss and the likely fix
+  std::string stop_message;  // with "failed", "workers-failed", "stalled": one line saying why
+  bool output_failed = false;  // with "failed": an output write failed (not a bug in a thread)
   std::size_t evals_skipped = 0;  // snapshots skipped while the evaluation backlog was full
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)

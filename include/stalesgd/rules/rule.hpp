@@ -56,6 +56,15 @@ class Rule {
 
   virtual Decision on_gradient(const Arrival& arrival) = 0;
 
+  // Failed workers (docs/rules.md, "Failed workers"). True while the rule can make updates
+  // with `live` workers left: the rules that take K distinct workers (k-sync, k-async) need
+  // K <= live; sync and the k-batch rules, whose K gradients may come from any workers, one.
+  virtual bool runs_with(int live) const { return live >= 1; }
+  // Worker `worker` failed for good and `live` workers remain (runs_with(live) holds). sync
+  // lowers K to `live`; the answer has `apply` (with cancel_in_flight, as the rule's updates)
+  // when the round it holds is complete with the lower K. The others change nothing.
+  virtual Decision on_retire(int /*worker*/, int /*live*/) { return {}; }
+
   // Accepted gradients in the current (unfinished) round.
   int pending() const { return pending_; }
 

@@ -36,6 +36,9 @@ class StragglerProfile {
   const Distribution* iid() const;
   // Canonical spec: parses back (with the same workers and base_dir) to the same profile.
   std::string describe() const;
+  // The largest p-quantile of any worker's delay at any time: over every worker's timeline, the
+  // source's quantile times its factor (the default --worker-timeout, docs/cli.md).
+  double quantile_bound(double p) const;
 
  private:
   friend class DelaySampler;
