@@ -40,6 +40,8 @@ status=0
 for n in "${run[@]}"; do
   corpus=$dir/corpus/$n findings=$dir/findings/$n log=$dir/logs/$n.log
   mkdir -p "$corpus" "$findings" "$dir/logs"
+  # Files a harness's input may name (fuzz/support/scratch_dir.hpp), kept here, not in /tmp.
+  export STALESGD_FUZZ_SCRATCH=$PWD/$dir/scratch/$n
   # A slow input is a finding too: -timeout is per input, far above any valid file's time.
   # Fast inputs are mutated more: a harness's read through memory files (idx_reader,
   # cifar_reader) costs about 70 times its in-memory parse.
