@@ -40,9 +40,11 @@ status=0
 for n in "${run[@]}"; do
   corpus=$dir/corpus/$n findings=$dir/findings/$n log=$dir/logs/$n.log
   mkdir -p "$corpus" "$findings" "$dir/logs"
+  # Files a harness's input may name (fuzz/support/scratch_dir.hpp), kept here, not in /tmp.
+  export STALESGD_FUZZ_SCRATCH=$PWD/$dir/scratch/$n
   # A slow input is a finding too: -timeout is per input, far above any valid file's time.
   # Fast inputs are mutated more: a harness's read through memory files (idx_reader,
-  # cifar_reader) costs about 50 times its in-memory parse.
+  # cifar_reader) costs about 70 times its in-memory parse.
   if "$dir/fuzz/fuzz_$n" -max_total_time="$seconds" -timeout=25 -print_final_stats=1 \
       -entropic_scale_per_exec_time=1 -artifact_prefix="$findings/" "$@" \
       "$corpus" "fuzz/corpus/$n" >"$log" 2>&1; then

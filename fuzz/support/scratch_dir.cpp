@@ -1,4 +1,4 @@
-// scratch_dir(): mkdtemp once, t.csv written, the folder removed by an atexit handler.
+// scratch_dir(): the folder made once per process, t.csv written into it by a rename.
 #include "support/scratch_dir.hpp"
 
 #include <unistd.h>
@@ -11,25 +11,41 @@
 namespace stalesgd::fuzz {
 namespace {
 
-std::filesystem::path made;
+namespace fs = std::filesystem;
+
+fs::path made;
 
 void remove_scratch() {
   std::error_code ec;
-  std::filesystem::remove_all(made, ec);
+  fs::remove_all(made, ec);
 }
 
 }  // namespace
 
-const std::filesystem::path& scratch_dir() {
-  if (made.empty()) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "stalesgd-fuzz-XXXXXX");
+const fs::path& scratch_dir() {
+  if (!made.empty()) return made;
+  if (const char* dir = std::getenv("STALESGD_FUZZ_SCRATCH"); dir != nullptr && *dir != 0) {
+    made = dir;
+    std::error_code ec;
+    fs::create_directories(made, ec);
+  } else {
+    std::string pattern = fs::temp_directory_path() / "stalesgd-fuzz-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {
       std::perror("scratch_dir: mkdtemp");
       std::abort();
     }
     made = pattern;
-    std::ofstream(made / "t.csv") << "# a trace for the harnesses\nw0[ms],w1[us]\n12.5,900\n0,30\n";
     std::atexit(remove_scratch);
+  }
+  // Written under a private name and renamed: parallel jobs sharing the folder never read a
+  // half-written t.csv.
+  const fs::path tmp = made / ("t.csv." + std::to_string(getpid()));
+  std::ofstream(tmp) << "# a trace for the harnesses\nw0[ms],w1[us]\n12.5,900\n0,30\n";
+  std::error_code ec;
+  fs::rename(tmp, made / "t.csv", ec);
+  if (ec) {
+    std::fprintf(stderr, "scratch_dir: cannot write %s: %s\n", tmp.c_str(), ec.message().c_str());
+    std::abort();
   }
   return made;
 }

@@ -28,6 +28,9 @@ struct TrainIo {
 // A run that diverged (a non-finite minibatch loss) stops there and returns what it recorded
 // with StopReason::kDiverged and `divergence` naming the iteration and the likely cause (the
 // CLI reports it as an error); an interrupted run returns what it recorded with kInterrupted.
+// A run whose failed workers leave its rule too few to go on (kWorkersFailed), that stalls
+// (kStalled) or in one of whose threads an exception was thrown (kFailed) also returns what it
+// recorded, with stop_message the one line saying why (docs/rules.md, "Failed workers").
 // An Error: the model does not fit the data, or the batch is larger than the training split.
 // A write to the journal that fails ends the run with StopReason::kFailed and RunRecord::error.
 Result<RunRecord> train(const ResolvedRun& run, const Dataset& data, const TrainIo& io);
