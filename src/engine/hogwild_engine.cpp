@@ -91,10 +91,16 @@ class HogwildEngine final : public SupervisedEngine {
     out.tag("hogwild");
     out.u64(merged_.updates.size());
     out.values(scratch_);
+    // The rows above the gap are not in the checkpoint's records: their workers' counts leave
+    // them out too, so that the counts and the records agree (their updates are in the read).
+    std::vector<std::uint64_t> above(workers_.size(), 0);
+    for (const auto& [iteration, rows] : waiting_)
+      ++above[static_cast<std::size_t>(rows.second.worker)];
     for (const auto& w : workers_) {
       std::lock_guard lock(w->mu);
       const WorkerRecord& s = w->stats;
-      for (std::uint64_t v : {s.started, s.computed, s.pushed, s.applied}) out.u64(v);
+      const std::uint64_t cut = above[static_cast<std::size_t>(s.worker)];
+      for (std::uint64_t v : {s.started, s.computed, s.pushed - cut, s.applied - cut}) out.u64(v);
       out.f64(s.busy_s);
       out.f64(s.idle_s);
       out.boolean(s.failed);
@@ -156,7 +162,7 @@ class HogwildEngine final : public SupervisedEngine {
     WorkerRecord stats;                     // GUARDED_BY(mu)
     std::vector<UpdateRecord> updates;      // GUARDED_BY(mu)
     std::vector<GradientRecord> gradients;  // GUARDED_BY(mu)
-    std::size_t taken = 0;  // supervisor's thread only: rows already collected
+    std::size_t taken = 0;                  // supervisor's thread only: rows already collected
   };
 
   // Supervisor's thread: moves the rows the workers recorded since the last call into
@@ -171,8 +177,7 @@ class HogwildEngine final : public SupervisedEngine {
       w->taken = w->updates.size();
     }
     for (auto it = waiting_.begin();
-         it != waiting_.end() && it->first == merged_.updates.size() + 1;
-         it = waiting_.erase(it)) {
+         it != waiting_.end() && it->first == merged_.updates.size() + 1; it = waiting_.erase(it)) {
       merged_.updates.push_back(it->second.first);
       merged_.gradients.push_back(it->second.second);
     }

@@ -77,9 +77,9 @@ struct RunRecord {
   std::vector<WorkerRecord> workers;
   double wall_s = 0.0;  // length of the training phase
   StopReason stop_reason = StopReason::kNone;
-  std::string divergence;    // with "diverged": the iteration, the loss and the likely fix
-  std::string stop_message;  // with "failed", "workers-failed", "stalled": one line saying why
-  bool output_failed = false;  // with "failed": an output write failed (not a bug in a thread)
+  std::string divergence;         // with "diverged": the iteration, the loss and the likely fix
+  std::string stop_message;       // with "failed", "workers-failed", "stalled": one line saying why
+  bool output_failed = false;     // with "failed": an output write failed (not a bug in a thread)
   std::size_t evals_skipped = 0;  // snapshots skipped while the evaluation backlog was full
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)
