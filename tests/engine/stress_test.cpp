@@ -1,7 +1,7 @@
-// Randomized stress: cells drawn at random (rule, P, K, delay spec, delay mode, engine and
-// server placement) on the virtual clock and on real threads, each checked against the rule's
-// invariants, the counts and termination. The suite runs a CI-sized sample; for a long run
-// (docs/reliability.md) set STALESGD_STRESS_CELLS=10000 and filter on "[stress]".
+// Randomized stress: cells drawn at random (rule, P, K, delay spec, delay mode, a failed
+// worker, engine and server placement) on the virtual clock and on real threads, each checked
+// against the rule's invariants, the counts and termination. The suite runs a CI-sized sample; for
+// a long run (docs/reliability.md) set STALESGD_STRESS_CELLS=10000 and filter on "[stress]".
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -44,6 +44,15 @@ Cell draw(std::mt19937_64& rng, bool real_clock) {
   o.delay_mode = pick(DelayMode::kPad, DelayMode::kAdd);
   o.iterations = std::uniform_int_distribution<std::uint64_t>(1, 60)(rng);
   o.eval_every_s = 1000.0;
+  // One cell in three has a worker crash or hang (docs/rules.md, "Failed workers").
+  std::string failure;
+  if (p > 1 && std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
+    const int w = std::uniform_int_distribution<int>(0, p - 1)(rng);
+    const int at_ms = std::uniform_int_distribution<int>(0, real_clock ? 300 : 500)(rng);
+    o.fail = fmt::format("w{}:{}@{}ms", w, pick(std::string("crash"), std::string("hang")), at_ms);
+    o.worker_timeout_s = real_clock ? 0.3 : 0.2;
+    failure = fmt::format(" --fail '{}' --worker-timeout {}s", o.fail, o.worker_timeout_s);
+  }
   std::string where;
   if (real_clock) {
     o.time_s = 2.0;  // a bound: the iterations should end the run well before
@@ -57,9 +66,9 @@ Cell draw(std::mt19937_64& rng, bool real_clock) {
     where = fmt::format(" --clock virtual --compute-time {}s", o.compute_time_s);
   }
   const Cell c{o, fmt::format("--rule {} --workers {}{} --delay '{}' --delay-mode {} --seed {} "
-                              "--iterations {}{}",
+                              "--iterations {}{}{}",
                               rule, p, k ? fmt::format(" --k {}", k) : std::string(), delay,
-                              to_string(o.delay_mode), o.seed, o.iterations, where)};
+                              to_string(o.delay_mode), o.seed, o.iterations, where, failure)};
   return c;
 }
 
@@ -72,11 +81,16 @@ void check(const Cell& cell, const RunRecord& run, double seconds) {
   const bool synchronous = resolved.rule().synchronous();
   REQUIRE(run.stop_reason != StopReason::kDiverged);
   REQUIRE(run.stop_reason != StopReason::kFailed);
-  // Termination: the iteration budget, or on the real clock at worst the time bound.
+  // Termination: the iteration budget, on the real clock at worst the time bound, or a
+  // failed worker that leaves the rule too few (never a hang, never another reason).
+  const bool failures = o.fail != "none";
+  const bool failed_out = failures && run.stop_reason == StopReason::kWorkersFailed;
+  INFO("stop: " << to_string(run.stop_reason) << " " << run.stop_message);
   if (o.clock == ClockKind::kVirtual) {
-    CHECK(run.stop_reason == StopReason::kIterations);
+    CHECK((run.stop_reason == StopReason::kIterations || failed_out));
   } else {
-    CHECK((run.stop_reason == StopReason::kIterations || run.stop_reason == StopReason::kTime));
+    CHECK((run.stop_reason == StopReason::kIterations || run.stop_reason == StopReason::kTime ||
+           failed_out));
     CHECK(seconds < o.time_s + 30.0);  // a hang guard with a generous margin, not a timing
   }
   // Updates numbered 1..N, N within the budget, and in time order where one server applies
@@ -95,7 +109,12 @@ void check(const Cell& cell, const RunRecord& run, double seconds) {
     REQUIRE(it != rounds.end());
     const auto& gs = it->second;
     CHECK(static_cast<int>(gs.size()) == u.n_grads);
-    CHECK(u.n_grads == k);
+    // Sync's K follows the live workers once one has failed; every other rule keeps K.
+    if (failures && o.rule.name == "sync") {
+      CHECK(u.n_grads <= k);
+    } else {
+      CHECK(u.n_grads == k);
+    }
     std::uint64_t max_st = 0;
     for (const auto& g : gs) {
       CHECK(g.computed_on < g.iteration);
@@ -118,8 +137,19 @@ void check(const Cell& cell, const RunRecord& run, double seconds) {
     CHECK(w.pushed <= w.started);
     CHECK(w.cancelled <= w.started);
     applied += w.applied;
+    if (!failures) CHECK_FALSE(w.failed);
   }
   CHECK(applied == run.gradients.size());
+  // A worker recorded as failed computes nothing on a version published after the server
+  // learned of it: it was never started again (a gradient it pushed before may still complete
+  // a later round). Hogwild! has no server: its workers stop on their own.
+  for (const auto& w : run.workers) {
+    if (!w.failed || o.server == ServerPlacement::kHogwild) continue;
+    for (const auto& g : run.gradients) {
+      if (g.worker != w.worker || g.computed_on == 0) continue;
+      CHECK(run.updates[g.computed_on - 1].wall_s <= w.failed_at_s);
+    }
+  }
 }
 
 int cells_from_env(int fallback) {
