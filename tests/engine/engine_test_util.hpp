@@ -68,4 +68,15 @@ inline std::uint64_t total(const RunRecord& run, std::uint64_t WorkerRecord::*fi
   return n;
 }
 
+// The time of the last update holding a gradient of worker w (0 when none does).
+inline double last_update_with(const RunRecord& run, int w) {
+  double last = 0.0;
+  for (const auto& [it, gs] : by_update(run)) {
+    for (const auto& g : gs) {
+      if (g.worker == w) last = std::max(last, run.updates[it - 1].wall_s);
+    }
+  }
+  return last;
+}
+
 }  // namespace stalesgd::test

@@ -157,13 +157,11 @@ int cells_from_env(int fallback) {
   return env != nullptr ? std::max(1, std::atoi(env)) : fallback;
 }
 
-}  // namespace
-
-TEST_CASE("stress: random cells on the virtual clock keep the rule invariants", "[stress]") {
-  std::mt19937_64 rng(20261130);
-  const int cells = cells_from_env(60);
+// Draws `cells` cells from `seed` and checks each.
+void run_cells(std::uint64_t seed, int cells, bool real_clock) {
+  std::mt19937_64 rng(seed);
   for (int i = 0; i < cells; ++i) {
-    const Cell cell = draw(rng, /*real_clock=*/false);
+    const Cell cell = draw(rng, real_clock);
     const auto t0 = std::chrono::steady_clock::now();
     auto run = train(cell.options, mnist());
     INFO("cell " << i << ": " << cell.text);
@@ -173,16 +171,12 @@ TEST_CASE("stress: random cells on the virtual clock keep the rule invariants", 
   }
 }
 
+}  // namespace
+
+TEST_CASE("stress: random cells on the virtual clock keep the rule invariants", "[stress]") {
+  run_cells(20261130, cells_from_env(60), /*real_clock=*/false);
+}
+
 TEST_CASE("stress: random cells on real threads keep the rule invariants and end", "[stress]") {
-  std::mt19937_64 rng(20261201);
-  const int cells = cells_from_env(60) / 3;
-  for (int i = 0; i < cells; ++i) {
-    const Cell cell = draw(rng, /*real_clock=*/true);
-    const auto t0 = std::chrono::steady_clock::now();
-    auto run = train(cell.options, mnist());
-    INFO("cell " << i << ": " << cell.text);
-    INFO((run.ok() ? std::string() : run.error().message));
-    REQUIRE(run.ok());
-    check(cell, *run, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  run_cells(20261201, cells_from_env(60) / 3, /*real_clock=*/true);
 }

@@ -17,17 +17,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// The latest update holding a gradient of worker w, or 0.
-double last_update_with(const RunRecord& run, int w) {
-  double last = 0.0;
-  for (const auto& [it, gs] : by_update(run)) {
-    for (const auto& g : gs) {
-      if (g.worker == w) last = std::max(last, run.updates[it - 1].wall_s);
-    }
-  }
-  return last;
-}
-
 // A softmax whose gradients (after `good_gradients` of them) or evaluations throw: a real
 // Model, as a user's could be, through the engine's ordinary paths.
 class ThrowingModel final : public Model {

@@ -22,17 +22,6 @@ TrainerOptions virtual_options(const std::string& rule, int workers, int k,
   return o;
 }
 
-// The latest update holding a gradient of worker w, or 0.
-double last_update_with(const RunRecord& run, int w) {
-  double last = 0.0;
-  for (const auto& [it, gs] : by_update(run)) {
-    for (const auto& g : gs) {
-      if (g.worker == w) last = std::max(last, run.updates[it - 1].wall_s);
-    }
-  }
-  return last;
-}
-
 }  // namespace
 
 TEST_CASE("virtual failures: async runs on without a crashed worker",

@@ -3,41 +3,18 @@
 // live ones, the k-batch rules one.
 #include <string>
 
+#include "rules/protocol_test_util.hpp"
 #include "rules/round_protocol.hpp"
-#include "rules/rule_test_util.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
 
 namespace {
 
-std::string starts(std::span<const RoundProtocol::Start> s) {
-  std::string out;
-  for (const auto& x : s) {
-    if (!out.empty()) out += ' ';
-    out += std::to_string(x.worker) + (x.cut ? "*" : "");
-  }
-  return out;
-}
-
-struct Driven {
-  Driven(const std::string& name, int workers, int k = 0)
-      : rule(test::rule(name, workers, k)), protocol(*rule, workers) {
+// A driver whose workers have all started (begin()).
+struct Driven : test::ProtocolDriver {
+  Driven(const std::string& name, int workers, int k = 0) : ProtocolDriver(name, workers, k) {
     (void)protocol.begin();
-  }
-  std::unique_ptr<Rule> rule;
-  RoundProtocol protocol;
-  std::uint64_t version = 0;
-
-  RoundProtocol::Step push(int w) {
-    auto step = protocol.on_arrival(w, protocol.version_of(w), version);
-    if (step.decision.accept && step.decision.apply) ++version;
-    return step;
-  }
-  RoundProtocol::Retirement retire(int w) {
-    auto r = protocol.retire(w, version);
-    if (r.runs_on && r.step.decision.apply) ++version;
-    return r;
   }
 };
 

@@ -5,39 +5,14 @@
 #include <random>
 #include <string>
 
-#include "rules/rule_test_util.hpp"
+#include "rules/protocol_test_util.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
 
 namespace {
 
-// "0 1* 2": the workers of a start list in order, * marking the cut ones (readable on failure).
-std::string starts(std::span<const RoundProtocol::Start> s) {
-  std::string out;
-  for (const auto& x : s) {
-    if (!out.empty()) out += ' ';
-    out += std::to_string(x.worker) + (x.cut ? "*" : "");
-  }
-  return out;
-}
-
-// A rule and the protocol around it (the protocol holds a reference to the rule).
-struct Driven {
-  Driven(const std::string& name, int workers, int k = 0)
-      : rule(test::rule(name, workers, k)), protocol(*rule, workers) {}
-  std::unique_ptr<Rule> rule;
-  RoundProtocol protocol;
-  std::uint64_t version = 0;
-
-  // Worker w's minibatch arrives, computed on the version the protocol started it on.
-  RoundProtocol::Step push(int w) { return push(w, protocol.version_of(w)); }
-  RoundProtocol::Step push(int w, std::uint64_t computed_on) {
-    auto step = protocol.on_arrival(w, computed_on, version);
-    if (step.decision.accept && step.decision.apply) ++version;
-    return step;
-  }
-};
+using Driven = test::ProtocolDriver;
 
 }  // namespace
 
