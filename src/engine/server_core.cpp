@@ -189,6 +189,22 @@ void ServerCore::load(StateReader& in) {
   failures_.load(in);
 }
 
+void ServerCore::save_server(StateWriter& out) const {
+  out.tag("server-parameters");
+  out.u64(store_.version());
+  out.values(store_.current());
+  save(out);
+}
+
+void ServerCore::load_server(StateReader& in) {
+  if (in.tag("server-parameters")) {
+    const std::uint64_t version = in.u64();
+    const auto params = in.values<float>(static_cast<std::int64_t>(store_.current().size()));
+    if (in.ok()) store_.restore(version, params, 1);
+  }
+  load(in);
+}
+
 void ServerCore::restart() {
   std::vector<int> dropped;
   for (const auto& a : round_) dropped.push_back(a.worker);

@@ -53,6 +53,10 @@ class ServerCore {
   // Parameters are the store's (saved by the engine).
   void save(StateWriter& out) const;
   void load(StateReader& in);
+  // The same with the store's version and parameters first: all a real-clock server (threads,
+  // MPI) keeps. load_server() restores the store too.
+  void save_server(StateWriter& out) const;
+  void load_server(StateReader& in);
   // A real-clock resume: the round in progress is dropped (its gradients count as cancelled)
   // and every worker starts afresh on the server's version at begin().
   void restart();

@@ -139,9 +139,7 @@ void ThreadEngine::save(StateWriter& out, const Look& look) {
   std::lock_guard lock(server_mu_);
   look(store_.version(), store_.current(), &run_);
   out.tag("thread");
-  out.u64(store_.version());
-  out.values(store_.current());
-  core_.save(out);
+  core_.save_server(out);
   for (auto& slot : slots_) {
     std::lock_guard slot_lock(slot.mu);
     out.u64(slot.stats.computed);
@@ -155,12 +153,7 @@ Result<double> ThreadEngine::resume(RunSupervisor& supervisor, const std::string
   const CheckpointHeader header = load_header(in);
   if (!in.ok()) return Error{"checkpoint: " + in.error()};
   run_ = supervisor.resume(header);
-  if (in.tag("thread")) {
-    const std::uint64_t version = in.u64();
-    const auto params = in.values<float>(static_cast<std::int64_t>(ctx_.model->num_params()));
-    if (in.ok()) store_.restore(version, params, 1);
-  }
-  core_.load(in);
+  if (in.tag("thread")) core_.load_server(in);
   for (auto& slot : slots_) {
     slot.stats.computed = in.u64();
     slot.stats.busy_s = in.f64();

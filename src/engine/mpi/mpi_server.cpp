@@ -181,9 +181,7 @@ void MpiServer::save(StateWriter& out, const Look& look) {
   std::lock_guard lock(mu_);
   look(store_.version(), store_.current(), &run_);
   out.tag("mpi");
-  out.u64(store_.version());
-  out.values(store_.current());
-  core_.save(out);
+  core_.save_server(out);
 }
 
 Result<double> MpiServer::resume(RunSupervisor& supervisor, const std::string& payload) {
@@ -191,12 +189,7 @@ Result<double> MpiServer::resume(RunSupervisor& supervisor, const std::string& p
   const CheckpointHeader header = load_header(in);
   if (!in.ok()) return Error{"checkpoint: " + in.error()};
   run_ = supervisor.resume(header);
-  if (in.tag("mpi")) {
-    const std::uint64_t version = in.u64();
-    const auto params = in.values<float>(static_cast<std::int64_t>(ctx_.model->num_params()));
-    if (in.ok()) store_.restore(version, params, 1);
-  }
-  core_.load(in);
+  if (in.tag("mpi")) core_.load_server(in);
   if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
   if (!in.ok()) return Error{"checkpoint: " + in.error()};
   core_.restart();
