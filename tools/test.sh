@@ -11,4 +11,4 @@ if [ "${1:-}" = "--sanitize" ]; then sanitize_args=(--sanitize "${2:?}"); shift 
 dir=$(tools/build.sh "${sanitize_args[@]}")
 "$dir"/stalesgd data fetch mnist
 "$dir"/stalesgd data fetch fashion-mnist
-ctest --test-dir "$dir" -j "$(nproc)" --output-on-failure --timeout 600 "$@"
+ctest --test-dir "$dir" -j "$(nproc)" --output-on-failure --timeout 1200 "$@"
