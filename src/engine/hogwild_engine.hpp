@@ -26,7 +26,6 @@
 
 namespace stalesgd {
 
-
 // A relaxed float load or store must be a plain move, on the vector's own floats.
 static_assert(std::atomic_ref<float>::is_always_lock_free);
 static_assert(std::atomic_ref<float>::required_alignment == alignof(float));
