@@ -235,9 +235,15 @@ std::vector<OptionDecl> make_table() {
       .help = "Replace a run already in --out (without it such an --out is refused)",
       .group = kEngineGroup, .toml = false, .json = false}));
   t.push_back({.name = "no-progress", .type = T::kSwitch, .default_text = "false",
-      .help = "No progress line on stderr", .group = kEngineGroup, .toml = false, .json = false,
+      .help = "No progress on stderr (run.log still records it)", .group = kEngineGroup,
+      .toml = false, .json = false,
       .set = [](O& o, const OptionValue& v) { o.progress = !std::get<bool>(v); },
       .get = [](const O& o) -> std::optional<OptionValue> { return !o.progress; }});
+  t.push_back(field<&O::progress_every_s>({.name = "progress-every", .type = T::kDuration,
+      .default_text = "10s",
+      .help = "Seconds between progress lines in the log (stderr when it is not a terminal, and "
+              "run.log)",
+      .group = kEngineGroup, .toml = false, .json = false}));
   // clang-format on
   return t;
 }

@@ -107,6 +107,9 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
     return Error{
         fmt::format("--target-error {} must be a test error in (0, 1), e.g. 0.08", o.target_error)};
   }
+  if (!(o.progress_every_s > 0.0) || !std::isfinite(o.progress_every_s)) {
+    return Error{"--progress-every must be a positive duration such as 10s"};
+  }
   if (!(o.eval_every_s > 0.0) || !std::isfinite(o.eval_every_s)) {
     return Error{"--eval-every must be a positive duration such as 0.5s"};
   }

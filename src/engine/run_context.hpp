@@ -6,8 +6,11 @@
 #include <memory>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/dataset.hpp"
+#include "stalesgd/engine/progress.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/model/model.hpp"
 #include "stalesgd/output/run_journal.hpp"
@@ -24,6 +27,10 @@ struct RunContext {
   const std::atomic<bool>* interrupt;   // set by a signal handler; may be null
   RunJournal* journal = nullptr;        // --out: rows are appended as the run goes; may be null
   const std::string* resume = nullptr;  // --resume: the checkpoint's payload; may be null
+  ProgressSink* progress = nullptr;     // how far the run is; may be null
+  spdlog::logger* log = nullptr;        // the run's log (stderr and run.log); null: the default
+
+  spdlog::logger& logger() const { return log != nullptr ? *log : *spdlog::default_logger_raw(); }
 
   bool interrupted() const {
     return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);

@@ -28,7 +28,8 @@ RunSupervisor::RunSupervisor(RunContext& ctx, Evaluation evaluation)
       evaluator_(*ctx.model, ctx.data,
                  {evaluation == Evaluation::kBackground, o_.eval_test_samples,
                   o_.eval_train_samples, o_.target_error}),
-      progress_(o_.progress),
+      progress_(ctx.progress),
+      started_(Clock::now()),
       journal_(ctx.journal),
       next_checkpoint_s_(o_.checkpoint_every_s) {}
 
@@ -54,9 +55,24 @@ void RunSupervisor::snapshot(double at_s, std::uint64_t iteration, std::span<con
 }
 
 void RunSupervisor::progress(double t, std::uint64_t iteration, double mean_staleness) {
-  const auto latest = evaluator_.latest();
-  progress_.update(t, iteration, latest ? std::optional(latest->test_error) : std::nullopt,
-                   mean_staleness);
+  if (progress_ == nullptr) return;
+  const auto now = Clock::now();
+  if (now < next_progress_) return;
+  next_progress_ = now + std::chrono::milliseconds(100);
+  ProgressSample s;
+  s.t_s = t;
+  s.wall_s = std::chrono::duration<double>(now - started_).count();
+  s.iteration = iteration;
+  // The budget that will end the run first is the one furthest along.
+  if (o_.time_s > 0.0) s.budget = t / o_.time_s;
+  if (o_.iterations > 0) {
+    s.budget = std::max(s.budget.value_or(0.0),
+                        static_cast<double>(iteration) / static_cast<double>(o_.iterations));
+  }
+  if (s.budget) s.budget = std::clamp(*s.budget, 0.0, 1.0);
+  if (const auto latest = evaluator_.latest()) s.test_error = latest->test_error;
+  s.mean_staleness = mean_staleness;
+  progress_->update(s);
 }
 
 void RunSupervisor::journal_failed(const Error& error) {
@@ -79,6 +95,11 @@ void RunSupervisor::write_staged() {
   if (s) {
     const auto evals = evaluator_.ready(evals_seen_);
     evals_seen_ += evals.size();
+    for (const auto& e : evals) {
+      ctx_.logger().debug(
+          "snapshot at {:.3f} s, iteration {}: test error {:.4f}, train loss {:.4f}", e.wall_s,
+          e.iteration, e.test_error, e.train_loss);
+    }
     s = journal_->append(evals);
   }
   if (!s) journal_failed(s.error());
@@ -136,6 +157,9 @@ void RunSupervisor::write_checkpoint(double t, const std::string& engine_state) 
   save_header(out, h);
   if (auto s = stalesgd::write_checkpoint(journal_->dir(), out.bytes() + engine_state); !s) {
     journal_failed(s.error());
+  } else {
+    ctx_.logger().debug("checkpoint at {:.3f} s: {} updates, {} gradients, {} evaluations", t,
+                        h.rows.updates.size(), h.rows.gradients.size(), h.rows.evals.size());
   }
 }
 
@@ -188,6 +212,7 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
     write_staged();
     if (reason == StopReason::kNone && watchdog.stalled(now, version)) {
       stall_message_ = watchdog.message(engine.stuck());
+      ctx_.logger().debug("stall watchdog: {}", stall_message_);
       reason = StopReason::kStalled;
     }
     if (reason == StopReason::kNone && checkpoint_due(elapsed)) save_checkpoint(engine, elapsed);
@@ -216,7 +241,7 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
 
 RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
                                 std::uint64_t iteration, std::span<const float> params) {
-  progress_.clear();
+  if (progress_ != nullptr) progress_->done();
   run.stop_reason = reason;
   run.wall_s = end_s;
   evaluator_.submit(end_s, iteration, params, /*final=*/true);
@@ -233,6 +258,11 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
     run.stop_message = evaluator_.failure();
   }
   run.final_params.assign(params.begin(), params.end());
+  const auto used = [](std::size_t asked, std::size_t count) {
+    return asked == 0 ? count : std::min(asked, count);
+  };
+  run.eval_test_samples = used(o_.eval_test_samples, ctx_.data.test.count);
+  run.eval_train_samples = used(o_.eval_train_samples, ctx_.data.train.count);
   if (o_.target_error > 0.0) {
     for (const auto& e : run.evals) {
       if (e.test_error <= o_.target_error) {

@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "engine/evaluator.hpp"
-#include "engine/progress.hpp"
 #include "engine/run_context.hpp"
 #include "output/checkpoint.hpp"
 #include "stalesgd/util/state_stream.hpp"
@@ -81,7 +80,7 @@ class RunSupervisor {
   double next_snapshot_s() const;
   // Takes the due snapshot: `params` at version `iteration`, recorded at `at_s`.
   void snapshot(double at_s, std::uint64_t iteration, std::span<const float> params);
-  // Redraws the progress line (at most twice a second; only on a terminal).
+  // Reports how far the run is to the run's ProgressSink, if any, at most ten times a second.
   void progress(double t, std::uint64_t iteration, double mean_staleness);
   // Appends the rows of `run` not yet in the journal, and the evaluations done since (a no-op
   // without --out). A write that fails ends the run: stop_due() says kFailed from then on.
@@ -124,7 +123,9 @@ class RunSupervisor {
   RunContext& ctx_;
   const TrainerOptions& o_;
   Evaluator evaluator_;
-  ProgressLine progress_;
+  ProgressSink* progress_;     // null: nobody watches
+  Clock::time_point started_;  // for the progress's wall seconds
+  Clock::time_point next_progress_{};
   RunJournal* journal_;  // null: no --out
   std::vector<UpdateRecord> staged_updates_;
   std::vector<GradientRecord> staged_gradients_;

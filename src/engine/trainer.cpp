@@ -11,7 +11,7 @@ namespace stalesgd {
 
 Result<RunRecord> train(const ResolvedRun& run, const Dataset& data,
                         const std::atomic<bool>* interrupt) {
-  return train(run, data, TrainIo{interrupt, nullptr, nullptr});
+  return train(run, data, TrainIo{.interrupt = interrupt});
 }
 
 Result<RunRecord> train(const ResolvedRun& run, const Dataset& data, const TrainIo& io) {
@@ -23,8 +23,9 @@ Result<RunRecord> train(const ResolvedRun& run, const Dataset& data, const Train
   auto model = make_model(options.model, data.train.shape, data.num_classes);
   if (!model) return model.error();
 
-  RunContext ctx{run, options,      data,       std::move(model).value(),
-                 {},  io.interrupt, io.journal, io.resume};
+  RunContext ctx{run,         options,      data,       std::move(model).value(),
+                 {},          io.interrupt, io.journal, io.resume,
+                 io.progress, io.log};
   ctx.initial.resize(ctx.model->num_params());
   ctx.model->init_params(ctx.initial, derive_seed(options.seed, SeedStream::kModelInit));
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include "config/option_table.hpp"
 #include "util/atomic_file.hpp"
+#include "util/host_info.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -33,10 +34,38 @@ nlohmann::json theory_json(const std::optional<RuntimePrediction>& theory) {
   return j;
 }
 
+// summary.json's "config": the options as the run used them. Where 0 means "none" (no
+// iteration or time limit, no target, no AdaSync, no checkpoints, no stall watchdog) it says
+// null; the evaluation sizes are the samples really used.
+nlohmann::json resolved_config(const ResolvedRun& config, const RunRecord& run) {
+  nlohmann::json c = options_to_json(config.options());
+  for (const char* key : {"iterations", "time", "target_error", "adasync_every", "checkpoint_every",
+                          "stall_timeout"}) {
+    if (c.contains(key) && c[key].is_number() && c[key].get<double>() == 0.0) c[key] = nullptr;
+  }
+  if (run.eval_test_samples > 0) c["eval_samples"] = run.eval_test_samples;
+  if (run.eval_train_samples > 0) c["eval_train_samples"] = run.eval_train_samples;
+  return c;
+}
+
+nlohmann::json provenance_json(const Provenance& p) {
+  nlohmann::json j;
+  j["command_line"] = shell_quoted(p.command_line);
+  j["started_at"] = iso8601_utc(p.started);
+  j["ended_at"] = iso8601_utc(p.ended);
+  const HostInfo h = host_info();
+  j["host"] = {{"name", h.name}, {"cpu", h.cpu}, {"cores", h.cores}, {"os", h.os}};
+  // The machine's load during a real-clock run colours its wallclock figures.
+  const auto load = [](double l) { return l < 0.0 ? nlohmann::json(nullptr) : nlohmann::json(l); };
+  j["host"]["load_1min_start"] = load(p.load_at_start);
+  j["host"]["load_1min_end"] = load(load_average());
+  return j;
+}
+
 nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
                            const std::optional<RuntimePrediction>& theory) {
   nlohmann::json j;
-  j["config"] = options_to_json(config.options());
+  j["config"] = resolved_config(config, run);
   j["model"] = run.model;
   j["num_params"] = run.num_params;
   j["stop_reason"] = to_string(run.stop_reason);
@@ -75,8 +104,8 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
 }  // namespace
 
 Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const RunRecord& run,
-                          const std::optional<RuntimePrediction>& theory,
-                          const std::string& error) {
+                          const std::optional<RuntimePrediction>& theory, const std::string& error,
+                          const Provenance& provenance) {
   // Rows the journal has not seen yet (all of them for a run that had no journal while it ran).
   const auto rest = [](const auto& rows, std::uint64_t written) {
     using Row = typename std::decay_t<decltype(rows)>::value_type;
@@ -106,6 +135,12 @@ Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const 
   // summary.json last: its presence marks the run's end. A run cut by an error still gets one
   // if it can be written, saying so.
   nlohmann::json summary = run_summary(config, run, theory);
+  if (!provenance.command_line.empty()) {
+    Provenance p = provenance;
+    if (p.ended == std::chrono::system_clock::time_point{})
+      p.ended = std::chrono::system_clock::now();
+    summary.update(provenance_json(p));
+  }
   summary["status"] = first_error.empty() ? "complete" : "incomplete";
   if (!first_error.empty()) summary["error"] = first_error;
   if (auto w = write_file_atomically(journal.dir() / "summary.json", summary.dump(2) + "\n");

@@ -13,6 +13,7 @@
 // The option table is internal to the library (src/); the CLI target sees include/ only.
 #include "config/option_table.hpp"
 #include "stalesgd/straggler/duration.hpp"
+#include "util/logging.hpp"
 
 namespace stalesgd::cli {
 namespace {
@@ -66,6 +67,34 @@ cxxopts::ParseResult parse(cxxopts::Options& options, int argc, char** argv) {
   return result;
 }
 
+constexpr const char* kLogGroup = "Logging (docs/cli.md)";
+
+// -q, -v and --log-level: what stderr shows, for every command.
+void add_logging_options(cxxopts::Options& options) {
+  // clang-format off
+  options.add_options(kLogGroup)
+      ("q,quiet", "Print only the result: no progress, only warnings and errors on stderr")
+      ("v,verbose", "Also log debug messages on stderr (snapshots, checkpoints)")
+      ("log-level", "What stderr shows: trace, debug, info, warn, error or off (default info; "
+                    "run.log records debug and up)", cxxopts::value<std::string>());
+  // clang-format on
+}
+
+Status apply_logging(const cxxopts::ParseResult& r) {
+  const auto given = r.count("quiet") + r.count("verbose") + r.count("log-level");
+  if (given > 1) return Error{"-q, -v and --log-level exclude each other; give one"};
+  auto level = spdlog::level::info;
+  if (r.count("quiet")) level = spdlog::level::warn;
+  if (r.count("verbose")) level = spdlog::level::debug;
+  if (r.count("log-level")) {
+    auto parsed = logging::parse_level(r["log-level"].as<std::string>());
+    if (!parsed) return parsed.error();
+    level = *parsed;
+  }
+  logging::set_stderr_level(level);
+  return {};
+}
+
 int usage_error(const std::string& command, const std::string& what) {
   return fail(fmt::format("{}; see `stalesgd {} --help`", what, command), 2);
 }
@@ -98,6 +127,7 @@ int data_command(int argc, char** argv) {
   options.add_options()("data-dir", "Directory holding the data sets",
                         cxxopts::value<std::string>()->default_value("data"))("h,help",
                                                                               "Show this help");
+  add_logging_options(options);
   if (sub == "fetch") {
     options.add_options()("dataset", "mnist | fashion-mnist | cifar10",
                           cxxopts::value<std::string>())(
@@ -114,6 +144,7 @@ int data_command(int argc, char** argv) {
       fmt::print("{}", options.help());
       return 0;
     }
+    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
     DataArgs args;
     if (!r.count("dataset")) {
       return usage_error(name, sub == "fetch" ? "name the data set to fetch (mnist, "
@@ -152,6 +183,8 @@ std::vector<std::string> add_train_options(cxxopts::Options& options) {
     if (!d.default_text.empty()) value->default_value(std::string(d.default_text));
     options.add_options(group)(name, help, value);
   }
+  add_logging_options(options);
+  groups.push_back(kLogGroup);
   options.add_options(groups.back())("h,help", "Show this help");
   return groups;
 }
@@ -171,7 +204,7 @@ Status train_options_from(const cxxopts::ParseResult& r, TrainerOptions& o) {
   return {};
 }
 
-int train_command(int argc, char** argv) {
+int train_command(int argc, char** argv, const std::vector<std::string>& command_line) {
   cxxopts::Options options("stalesgd train",
                            "Train a model with a K-of-P parameter-server rule, straggler delays "
                            "and staleness tracking.\nDocs: docs/rules.md, docs/stragglers.md, "
@@ -183,6 +216,7 @@ int train_command(int argc, char** argv) {
       fmt::print("{}", options.help(groups));
       return 0;
     }
+    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
     TrainerOptions o;
     if (auto s = train_options_from(r, o); !s) return fail(s.error().message, 2);
     if (!o.resume_dir.empty()) {
@@ -190,9 +224,9 @@ int train_command(int argc, char** argv) {
       for (const auto& d : train_options()) {
         if (r.count(std::string(d.name)) > 0) given.emplace_back(d.name);
       }
-      return run_resume(o, given);
+      return run_resume(o, given, command_line);
     }
-    return run_train(o);
+    return run_train(o, {}, command_line);
   } catch (const cxxopts::exceptions::exception& e) {
     return usage_error("train", e);
   }
@@ -216,12 +250,14 @@ int theory_command(int argc, char** argv) {
       ("json", "Print JSON instead of a table")
       ("h,help", "Show this help");
   // clang-format on
+  add_logging_options(options);
   try {
     auto r = parse(options, argc, argv);
     if (r.count("help")) {
       fmt::print("{}", options.help());
       return 0;
     }
+    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
     TheoryArgs a;
     if (r.count("rule")) a.rule = r["rule"].as<std::string>();
     a.workers = r["workers"].as<int>();
@@ -251,7 +287,7 @@ int theory_command(int argc, char** argv) {
   }
 }
 
-int race_command(int argc, char** argv) {
+int race_command(int argc, char** argv, const std::vector<std::string>& command_line) {
   cxxopts::Options options(
       "stalesgd race",
       "Run the training runs of a TOML experiment in sequence, each into "
@@ -266,8 +302,11 @@ int race_command(int argc, char** argv) {
       ("force", "Write into an --out that already holds files (files of the same names are replaced)")
       ("resume", "Finish the race in --out: keep the runs that finished, continue the one with a checkpoint, run the rest")
       ("checkpoint-every", "Each run writes a checkpoint this often (its clock), so --resume continues it; 0s = never", cxxopts::value<std::string>()->default_value("0s"))
+      ("progress-every", "Seconds between progress lines in the log (stderr when it is not a terminal, and each run.log)", cxxopts::value<std::string>()->default_value("10s"))
+      ("no-progress", "No progress on stderr (each run.log still records it)")
       ("h,help", "Show this help");
   // clang-format on
+  add_logging_options(options);
   try {
     auto r = parse(options, argc, argv);
     if (r.count("help")) {
@@ -275,7 +314,18 @@ int race_command(int argc, char** argv) {
       return 0;
     }
     if (!r.count("config")) return usage_error("race", "--config FILE is required");
+    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
     RaceArgs a;
+    a.command_line = command_line;
+    a.progress = r.count("no-progress") == 0;
+    const auto progress_every = parse_duration(r["progress-every"].as<std::string>());
+    if (!progress_every || !(*progress_every > 0.0)) {
+      return fail(fmt::format("--progress-every: {}",
+                              progress_every ? "must be a positive duration such as 10s"
+                                             : progress_every.error().message),
+                  2);
+    }
+    a.progress_every_s = *progress_every;
     a.config = r["config"].as<std::string>();
     a.dry_run = r.count("dry-run") > 0;
     a.force = r.count("force") > 0;
@@ -302,6 +352,8 @@ int run_cli(int argc, char** argv) {
     return 2;
   }
   const std::string_view command = argv[1];
+  logging::set_stderr_level(spdlog::level::info);
+  const std::vector<std::string> command_line(argv, argv + argc);
   if (command == "--help" || command == "-h" || command == "help") {
     fmt::print("{}", kUsage);
     return 0;
@@ -311,9 +363,9 @@ int run_cli(int argc, char** argv) {
     return 0;
   }
   if (command == "data") return data_command(argc - 1, argv + 1);
-  if (command == "train") return train_command(argc - 1, argv + 1);
+  if (command == "train") return train_command(argc - 1, argv + 1, command_line);
   if (command == "theory") return theory_command(argc - 1, argv + 1);
-  if (command == "race") return race_command(argc - 1, argv + 1);
+  if (command == "race") return race_command(argc - 1, argv + 1, command_line);
   return fail(fmt::format("unknown command '{}'; run `stalesgd --help` for the commands", command),
               2);
 }

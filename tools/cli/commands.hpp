@@ -29,11 +29,15 @@ struct ResumePoint {
 
 // `stalesgd train`: validates, loads the data, trains, writes --out, prints a summary table.
 // Exit status 0, 1 on bad input, a failed write or divergence, 130/143 when interrupted.
-int run_train(const TrainerOptions& options, const std::optional<ResumePoint>& resume = {});
+// `command_line`: argv as given, for summary.json's provenance.
+int run_train(const TrainerOptions& options, const std::optional<ResumePoint>& resume = {},
+              const std::vector<std::string>& command_line = {});
 
 // `stalesgd train --resume DIR`: `flags` are the flags given (without "--"); each other than
-// --resume, --no-progress, --data-dir and an --out naming DIR must agree with the checkpoint.
-int run_resume(const TrainerOptions& given, const std::vector<std::string>& flags);
+// --resume, --no-progress, --progress-every, --data-dir and an --out naming DIR must agree with
+// the checkpoint.
+int run_resume(const TrainerOptions& given, const std::vector<std::string>& flags,
+               const std::vector<std::string>& command_line = {});
 
 struct TheoryArgs {
   std::string rule;  // empty: every rule for K = 1, 2, 4, ..., P
@@ -56,6 +60,9 @@ struct RaceArgs {
   bool force = false;               // write into an --out that holds files
   bool resume = false;              // finish the race already in `out`
   double checkpoint_every_s = 0.0;  // each run checkpoints this often; 0 = never
+  bool progress = true;             // progress on stderr (--no-progress: none)
+  double progress_every_s = 10.0;   // seconds between progress log lines
+  std::vector<std::string> command_line;  // argv as given, for each run's summary.json
 };
 
 // `stalesgd race`: every run of a TOML experiment, outputs per run, results.csv and a table.

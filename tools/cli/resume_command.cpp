@@ -27,7 +27,8 @@ std::string checkpoint_value(const std::vector<std::string>& args, const std::st
 
 }  // namespace
 
-int run_resume(const TrainerOptions& given, const std::vector<std::string>& flags) {
+int run_resume(const TrainerOptions& given, const std::vector<std::string>& flags,
+               const std::vector<std::string>& command_line) {
   const fs::path dir = given.resume_dir;
   std::error_code ec;
   if (fs::exists(dir / "summary.json", ec)) {
@@ -71,9 +72,10 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
   o.out_dir = dir;
   o.resume_dir = dir;
   o.progress = given.progress;
+  o.progress_every_s = given.progress_every_s;
   // Flags given beside --resume must agree with the run's: a resumed run is the same run.
   for (const auto& flag : flags) {
-    if (flag == "resume" || flag == "no-progress") continue;
+    if (flag == "resume" || flag == "no-progress" || flag == "progress-every") continue;
     if (flag == "data-dir") {  // the data may have moved; it is the same data
       o.data_dir = given.data_dir;
       continue;
@@ -95,7 +97,7 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
                       flag, flag, checkpoint_value(header.args, flag)));
     }
   }
-  return run_train(o, ResumePoint{std::move(payload).value(), header.offsets});
+  return run_train(o, ResumePoint{std::move(payload).value(), header.offsets}, command_line);
 }
 
 }  // namespace stalesgd::cli

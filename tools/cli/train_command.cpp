@@ -7,12 +7,15 @@
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
+#include "output/progress_reporter.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/output/provenance.hpp"
 #include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
+#include "util/logging.hpp"
 
 namespace stalesgd::cli {
 namespace {
@@ -67,7 +70,9 @@ void print_summary(const ResolvedRun& resolved, const RunRecord& run,
 
 }  // namespace
 
-int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& resume) {
+int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& resume,
+              const std::vector<std::string>& command_line) {
+  Provenance provenance = Provenance::begin(command_line);
   TrainerOptions fitted = given;
   if (auto s = mpi::fit_workers(fitted); !s) return fail(s.error().message, 2);  // --engine mpi: P
   auto resolved = ResolvedRun::resolve(fitted);
@@ -95,13 +100,41 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
       ready = opened.error();
     }
   }
+  // run.log beside the outputs: what stderr showed, down to debug (docs/outputs.md).
+  std::unique_ptr<logging::RunLog> log;
+  if (journal) {
+    if (auto opened = logging::RunLog::open(options.out_dir)) {
+      log = std::move(opened).value();
+      log->record(spdlog::level::info,
+                  fmt::format("{} {}", resume ? "resume:" : "start:", shell_quoted(command_line)));
+    } else if (ready) {
+      ready = opened.error();
+    }
+  }
+  // Errors from here on also go to run.log; stderr gets them as the one line.
+  const auto failed = [&](const std::string& message, int status) {
+    if (log) log->record(spdlog::level::err, message);
+    return fail(message, status);
+  };
   auto data = load_dataset(options.dataset, options.data_dir);
   if (ready && !data) ready = data.error();
   // --engine mpi: every rank is ready, or all stop and rank 0 names the one that is not.
-  if (auto s = mpi::agree(ready); !s) return fail(s.error().message);
+  if (auto s = mpi::agree(ready); !s) return failed(s.error().message, 1);
+  if (log) {
+    log->logger()->debug("data: {} ({} training, {} test samples) from {}", data->name,
+                         data->train.count, data->test.count, options.data_dir.string());
+  }
+  // Progress on stderr from rank 0 only, and not with -q or --no-progress.
+  ProgressReporter progress(
+      options.progress && mpi::reports() && logging::stderr_level() <= spdlog::level::info,
+      options.progress_every_s, log.get());
   auto run = train(*resolved, *data,
-                   TrainIo{interrupt.flag(), journal.get(), resume ? &resume->payload : nullptr});
-  if (!run) return fail(run.error().message);
+                   TrainIo{.interrupt = interrupt.flag(),
+                           .journal = journal.get(),
+                           .resume = resume ? &resume->payload : nullptr,
+                           .progress = &progress,
+                           .log = log ? log->logger().get() : nullptr});
+  if (!run) return failed(run.error().message, 1);
   if (!mpi::reports()) return 0;  // a worker rank: rank 0 reports and writes the outputs
 
   // A run cut short by a divergence or a failure still writes what it recorded, marked
@@ -119,17 +152,32 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     default:
       break;
   }
+  provenance.ended = std::chrono::system_clock::now();
+  if (log) {
+    for (const auto& w : run->workers) {
+      if (!w.failed) continue;
+      log->record(spdlog::level::warn, fmt::format("worker {} failed ({}) at {:.3f} s", w.worker,
+                                                   w.failure, w.failed_at_s));
+    }
+    log->record(spdlog::level::info,
+                fmt::format("end: {} after {} iterations, {:.3f} s{}", to_string(run->stop_reason),
+                            run->updates.empty() ? 0 : run->updates.back().iteration, run->wall_s,
+                            run->evals.empty() ? std::string()
+                                               : fmt::format(", test error {:.4f}",
+                                                             run->evals.back().test_error)));
+  }
   const auto theory = predict_runtime(*resolved);
   if (run->stop_reason != StopReason::kDiverged && run->stop_reason != StopReason::kFailed) {
     print_summary(*resolved, *run, theory);
   }
   if (journal) {
-    if (auto s = finish_run_outputs(*journal, *resolved, *run, theory, error); !s) {
-      return fail(s.error().message);
+    if (auto s = finish_run_outputs(*journal, *resolved, *run, theory, error, provenance); !s) {
+      return failed(s.error().message, 1);
     }
     if (run->stop_reason != StopReason::kDiverged && run->stop_reason != StopReason::kFailed) {
-      fmt::print("{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json)\n",
-                 "outputs", options.out_dir.string());
+      fmt::print(
+          "{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json run.log)\n",
+          "outputs", options.out_dir.string());
     }
   }
   // Written first, then the one line, last also when stdout is a pipe: failed workers, a stall,
@@ -138,12 +186,12 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   std::fflush(stdout);
   switch (run->stop_reason) {
     case StopReason::kDiverged:
-      return fail(run->divergence, 1);
+      return failed(run->divergence, 1);
     case StopReason::kWorkersFailed:
     case StopReason::kStalled:
-      return fail(run->stop_message, 1);
+      return failed(run->stop_message, 1);
     case StopReason::kFailed:
-      return fail(run->stop_message, run->output_failed ? 1 : 3);
+      return failed(run->stop_message, run->output_failed ? 1 : 3);
     case StopReason::kInterrupted:
       return interrupt.exit_code();
     default:

@@ -76,7 +76,9 @@ struct TrainerOptions {
   bool force = false;                // --force: replace a run already in out_dir
   double checkpoint_every_s = 0.0;   // with out_dir: checkpoint.bin this often; 0 = never
   std::filesystem::path resume_dir;  // --resume DIR: continue the run there
-  bool progress = true;              // a progress line on stderr when it is a terminal
+  bool progress = true;              // progress on stderr: a live line on a terminal, else
+                                     // a log line every progress_every_s
+  double progress_every_s = 10.0;    // seconds between progress log lines (and in run.log)
 };
 
 // ResolvedRun::resolve with the result thrown away, for a caller that only wants the check (the

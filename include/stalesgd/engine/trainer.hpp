@@ -8,8 +8,11 @@
 
 #include <atomic>
 
+#include <spdlog/logger.h>
+
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/dataset.hpp"
+#include "stalesgd/engine/progress.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/util/result.hpp"
@@ -23,6 +26,9 @@ struct TrainIo {
   // --resume: a checkpoint's payload (docs/reliability.md); the run continues from it, and
   // `journal` must have been opened to continue at the checkpoint's offsets.
   const std::string* resume = nullptr;
+  ProgressSink* progress = nullptr;  // how far the run is, ten times a second at most; may be null
+  spdlog::logger* log = nullptr;     // where the run logs (failed workers, checkpoints,
+                                     // snapshots); null: spdlog's default logger
 };
 
 // A run that diverged (a non-finite minibatch loss) stops there and returns what it recorded

@@ -84,8 +84,10 @@ struct RunRecord {
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)
   std::size_t num_params = 0;
-  std::string model;                // Model::describe()
-  std::vector<float> final_params;  // the parameters when training stopped
+  std::size_t eval_test_samples = 0;   // test samples each evaluation used
+  std::size_t eval_train_samples = 0;  // training samples of each evaluation's train loss
+  std::string model;                   // Model::describe()
+  std::vector<float> final_params;     // the parameters when training stopped
 };
 
 // Summary statistics derived from a RunRecord.

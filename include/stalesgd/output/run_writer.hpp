@@ -9,6 +9,7 @@
 
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/metrics/records.hpp"
+#include "stalesgd/output/provenance.hpp"
 #include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/util/result.hpp"
@@ -18,11 +19,12 @@ namespace stalesgd {
 // Closes `journal` and writes workers.csv and summary.json into its folder. `theory`: the
 // runtime theory's prediction (summary.json's "theory"; null when none). `error`: why the run
 // was cut short (an I/O failure, a failed worker), or empty; summary.json then says
-// "status": "incomplete" with the error. An Error: a write failed (the path and the OS error);
-// the outputs are still written as far as they can be.
+// "status": "incomplete" with the error. `provenance`, when it has a command line, adds the
+// command line, start and end times, host and stalesgd's version to summary.json. An Error: a write
+// failed (the path and the OS error); the outputs are still written as far as they can be.
 Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const RunRecord& run,
                           const std::optional<RuntimePrediction>& theory,
-                          const std::string& error = {});
+                          const std::string& error = {}, const Provenance& provenance = {});
 
 // All of a finished run's outputs into `dir` at once (a run that had no journal: tests,
 // benchmarks); replaces a run already there.

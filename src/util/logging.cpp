@@ -1,0 +1,93 @@
+// spdlog's default logger for the CLI and one logger per run folder (stderr + run.log).
+#include "util/logging.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace stalesgd::logging {
+namespace {
+
+// The one stderr sink every logger shares, so that -q, -v and --log-level apply to all.
+const spdlog::sink_ptr& stderr_sink() {
+  static const spdlog::sink_ptr sink = [] {
+    auto s = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+    s->set_pattern("%^[%H:%M:%S] %l:%$ %v");
+    s->set_level(spdlog::level::info);
+    return s;
+  }();
+  return sink;
+}
+
+void install_default_logger() {
+  static const bool installed = [] {
+    auto logger = std::make_shared<spdlog::logger>("stalesgd", stderr_sink());
+    logger->set_level(spdlog::level::trace);  // the sink filters
+    spdlog::set_default_logger(std::move(logger));
+    return true;
+  }();
+  (void)installed;
+}
+
+}  // namespace
+
+void set_stderr_level(spdlog::level::level_enum level) {
+  install_default_logger();
+  stderr_sink()->set_level(level);
+}
+
+spdlog::level::level_enum stderr_level() {
+  return stderr_sink()->level();
+}
+
+Result<spdlog::level::level_enum> parse_level(std::string_view text) {
+  static constexpr std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
+      {"trace", spdlog::level::trace},       {"debug", spdlog::level::debug},
+      {"info", spdlog::level::info},         {"warn", spdlog::level::warn},
+      {"warning", spdlog::level::warn},      {"error", spdlog::level::err},
+      {"critical", spdlog::level::critical}, {"off", spdlog::level::off}};
+  for (const auto& [name, level] : kLevels) {
+    if (text == name) return level;
+  }
+  return Error{fmt::format("--log-level '{}' is not trace, debug, info, warn, error or off", text)};
+}
+
+Result<std::unique_ptr<RunLog>> RunLog::open(const std::filesystem::path& dir) {
+  const auto path = dir / "run.log";
+  spdlog::sink_ptr file;
+  try {
+    file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path.string(), /*truncate=*/false);
+  } catch (const spdlog::spdlog_ex&) {
+    return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(errno))};
+  }
+  // UTC with milliseconds, so that run.log lines up with summary.json's times; debug and up
+  // (snapshots, checkpoints), or finer when stderr is.
+  file->set_formatter(std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%eZ %l %v",
+                                                                  spdlog::pattern_time_type::utc));
+  file->set_level(std::min(spdlog::level::debug, stderr_level()));
+  auto logger =
+      std::make_shared<spdlog::logger>("run", spdlog::sinks_init_list{stderr_sink(), file});
+  logger->set_level(spdlog::level::trace);  // the sinks filter
+  // Warnings, errors and progress lines (info) reach the file at once, so that `tail -f
+  // run.log` follows a run; debug lines wait for the next of those.
+  logger->flush_on(spdlog::level::info);
+  return std::unique_ptr<RunLog>(new RunLog(std::move(file), std::move(logger)));
+}
+
+RunLog::~RunLog() {
+  file_->flush();
+}
+
+void RunLog::record(spdlog::level::level_enum level, std::string_view message) {
+  if (!file_->should_log(level)) return;
+  file_->log(spdlog::details::log_msg("run", level, message));
+  file_->flush();
+}
+
+}  // namespace stalesgd::logging

@@ -1,0 +1,50 @@
+// Logging (docs/cli.md, "Logging and progress"). The CLI's messages go to spdlog's default
+// logger, which writes to stderr at the level -q, -v or --log-level chose. A run with --out
+// gets a RunLog: its own logger writing to stderr (same level) and to DIR/run.log (debug and
+// up), which the run's threads log through (TrainIo::log), so that runs side by side (race
+// --jobs) keep separate logs.
+//
+// Thread safety: set_stderr_level() before any thread logs; loggers and sinks are the _mt
+// kinds, safe from any thread.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string_view>
+
+#include <spdlog/logger.h>
+
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd::logging {
+
+// Installs the default logger (first call) and sets what stderr shows: info unless -q, -v or
+// --log-level said otherwise.
+void set_stderr_level(spdlog::level::level_enum level);
+spdlog::level::level_enum stderr_level();
+
+// "trace", "debug", "info", "warn", "error", "off" (also "warning", "critical").
+Result<spdlog::level::level_enum> parse_level(std::string_view text);
+
+// A run folder's run.log, appended to while this object lives (a resumed run continues it).
+class RunLog {
+ public:
+  // Opens DIR/run.log; an Error names the path and the OS error.
+  static Result<std::unique_ptr<RunLog>> open(const std::filesystem::path& dir);
+  ~RunLog();
+  RunLog(const RunLog&) = delete;
+  RunLog& operator=(const RunLog&) = delete;
+
+  // Logs to stderr (at its level) and run.log.
+  const std::shared_ptr<spdlog::logger>& logger() const { return logger_; }
+  // Logs to run.log only: what stderr shows another way (the error line, the live progress).
+  void record(spdlog::level::level_enum level, std::string_view message);
+
+ private:
+  RunLog(spdlog::sink_ptr file, std::shared_ptr<spdlog::logger> logger)
+      : file_(std::move(file)), logger_(std::move(logger)) {}
+  spdlog::sink_ptr file_;
+  std::shared_ptr<spdlog::logger> logger_;
+};
+
+}  // namespace stalesgd::logging
