@@ -139,7 +139,7 @@ Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const 
     Provenance p = provenance;
     if (p.ended == std::chrono::system_clock::time_point{})
       p.ended = std::chrono::system_clock::now();
-    summary.update(provenance_json(p));
+    summary["provenance"] = provenance_json(p);
   }
   summary["status"] = first_error.empty() ? "complete" : "incomplete";
   if (!first_error.empty()) summary["error"] = first_error;

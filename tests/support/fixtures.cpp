@@ -9,11 +9,23 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "stalesgd/data/catalog.hpp"
 #include "util/subprocess.hpp"
 
 namespace stalesgd::test {
 namespace fs = std::filesystem;
+
+std::string output_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (path.filename() != "summary.json" || bytes.empty()) return bytes;
+  auto j = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return bytes;
+  j.erase("provenance");
+  return j.dump(2);
+}
 
 TempDir::TempDir() {
   static std::mt19937_64 rng{std::random_device{}()};

@@ -47,6 +47,10 @@ CliResult run_cli(const std::vector<std::string>& args);
 // exit_code -1 when the shell was killed by a signal.
 CliResult run_shell(const std::string& command);
 
+// A run's output file as bytes; for a summary.json, without its "provenance" (the command
+// line, times and host of the process that wrote it), so that runs can be compared.
+std::string output_bytes(const std::filesystem::path& path);
+
 // Number of non-empty lines in `text`.
 int line_count(const std::string& text);
 
