@@ -13,8 +13,9 @@
 
 namespace stalesgd {
 
-ProgressReporter::ProgressReporter(bool to_stderr, double every_s, logging::RunLog* log)
-    : live_(to_stderr && isatty(STDERR_FILENO) != 0),
+ProgressReporter::ProgressReporter(bool to_stderr, double every_s, logging::RunLog* log,
+                                   bool live_allowed)
+    : live_(to_stderr && live_allowed && isatty(STDERR_FILENO) != 0),
       log_(to_stderr && !live_),
       log_file_(log),
       every_s_(every_s),

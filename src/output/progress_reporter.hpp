@@ -22,7 +22,10 @@ class ProgressReporter : public ProgressSink {
   using Clock = std::chrono::steady_clock;
   // `to_stderr`: progress on stderr at all (off with --no-progress or -q). `every_s`: seconds
   // between log lines.
-  ProgressReporter(bool to_stderr, double every_s, logging::RunLog* log = nullptr);
+  // `live_allowed`: a terminal gets the live line (a race running several runs at once logs
+  // lines instead).
+  ProgressReporter(bool to_stderr, double every_s, logging::RunLog* log = nullptr,
+                   bool live_allowed = true);
   ~ProgressReporter() override;
 
   // What a race adds: a prefix ("[2/6] k-async K=4") and text after the run's own ("race ETA

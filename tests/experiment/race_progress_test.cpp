@@ -1,0 +1,50 @@
+// A race's ETA: the running run's own, plus the runs to come at the mean length of those that
+// ended (before any ended, at the running runs' projected length), shared among the jobs.
+#include <catch2/catch.hpp>
+
+#include "experiment/race_progress.hpp"
+
+using namespace stalesgd;
+
+namespace {
+Experiment four_runs() {
+  Experiment ex;
+  for (const char* label : {"a", "b", "c", "d"}) {
+    TrainerOptions o;
+    o.iterations = 10;
+    auto r = ResolvedRun::resolve(o);
+    REQUIRE(r);
+    ex.runs.push_back({label, label, std::move(r).value()});
+  }
+  return ex;
+}
+
+ProgressSample at(double wall_s, double budget) {
+  ProgressSample s;
+  s.wall_s = s.t_s = wall_s;
+  s.budget = budget;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("race ETA: the run's own and the runs to come", "[race][progress]") {
+  RaceProgress p(four_runs(), /*to_stderr=*/false, 10.0, /*jobs=*/1);
+  auto first = p.start(0, nullptr);
+  // No estimate before 1% of the first run.
+  CHECK(p.eta_text(0, at(0.1, 0.001)).empty());
+  // 10 s for half of run a: 10 s more, and 20 s for each of b, c, d.
+  CHECK(p.eta_text(0, at(10.0, 0.5)) == "race ETA 1:10");
+  p.finished(0, 18.0);
+  auto second = p.start(1, nullptr);
+  // Run b: 5 s for a quarter, 15 s more; c and d at a's 18 s.
+  CHECK(p.eta_text(1, at(5.0, 0.25)) == "race ETA 0:51");
+}
+
+TEST_CASE("race ETA with jobs: runs side by side share the time left", "[race][progress]") {
+  RaceProgress p(four_runs(), false, 10.0, /*jobs=*/2);
+  auto a = p.start(0, nullptr);
+  auto b = p.start(1, nullptr);
+  CHECK(p.eta_text(0, at(4.0, 0.5)) == "race ETA 0:14");  // (4 + 8 + 8 + 8) / 2
+  // b: 12 s more; c and d at the mean projected length of a and b, (8 + 16) / 2.
+  CHECK(p.eta_text(1, at(4.0, 0.25)) == "race ETA 0:20");  // (4 + 12 + 12 + 12) / 2
+}
