@@ -33,9 +33,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-# The seed part of a label: " (seed 3)" as `seeds = [...]` writes it, and "seed=3" inside a
+# The seed part of a label: " (seed 3)" as `seeds = [...]` writes it, "-seed-3" ending its
+# folder's name (a race without results.csv is labelled by folder), and "seed=3" inside a
 # parenthesised list of swept values (" (k=4, seed=3)"), so a sweep's labels group as well.
-SEED_SUFFIX = re.compile(r"\s*\(seed[ =]\d+\)")
+SEED_SUFFIX = re.compile(r"\s*\(seed[ =]\d+\)|-seed-\d+$")
 SEED_ITEM = re.compile(r"(,\s*seed=\d+(?=[,)]))|((?<=\()seed=\d+,\s*)")
 NOT_GROUPING = {"seed"}  # the config keys that may differ between the runs of one group
 
