@@ -171,6 +171,18 @@ small=$(stat -c %s "$tmp/seeds-png/error_vs_time.png")
 large=$(stat -c %s "$tmp/seeds-150/error_vs_time.png")
 [ "$small" -lt "$large" ] || fail "--dpi 80 gave $small bytes, not fewer than the default's $large"
 
+# paper_figures.py groups the same seeds: bars with the mean and its 95% interval, and curves.
+"$python" tools/paper_figures.py bars "$tmp/seeds" --value seconds_per_iteration \
+  --out "$tmp/bars.svg" >"$tmp/bars.out" 2>"$tmp/bars.err" || fail "paper_figures.py bars exited $?: $(cat "$tmp/bars.err")"
+grep -q '<svg ' "$tmp/bars.svg" || fail "paper_figures.py bars --out bars.svg wrote no SVG"
+for group in "sync" "k-async K=2"; do  # "label  seed 1, seed 2  mean  ±half-width"
+  grep -qE "^  $group +[0-9.]+, [0-9.]+  [0-9.]+  ±[0-9.]+$" "$tmp/bars.out" ||
+    fail "paper_figures.py bars: no 2-seed mean and interval for '$group' in: $(cat "$tmp/bars.out")"
+done
+"$python" tools/paper_figures.py curves "$tmp/seeds" --metric test_error --x time iteration \
+  --out "$tmp/curves.pdf" >/dev/null 2>"$tmp/curves.err" || fail "paper_figures.py curves exited $?: $(cat "$tmp/curves.err")"
+[ "$(head -c 5 "$tmp/curves.pdf")" = %PDF- ] || fail "paper_figures.py curves --out curves.pdf wrote no PDF"
+
 # A format plot.py does not write: one error line, status 1.
 status=0
 "$python" tools/plot.py "$tmp/seeds" --format jpg >/dev/null 2>"$tmp/fmt.err" || status=$?
