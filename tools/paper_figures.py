@@ -430,8 +430,10 @@ def bar_panel(ax, args, groups, key, target):
             ci = "" if half is None else f"  ±{half:.3g}"
             print(f"  {label:38s} {shown}  {mean:.4g}{ci}")
         else:
-            note = (f"not reached by {len(values) - len(reached)} of {len(values)} seeds"
-                    if len(values) > 1 else "not reached")
+            missed = len(values) - len(reached)
+            note = ("not reached" if len(values) == 1 else
+                    f"not reached by any of {len(values)} seeds" if not reached else
+                    f"not reached by {missed} of {len(values)} seeds")
             edge = max(reached) if reached else 0
             ax.annotate(note, (edge, i), xytext=(5, 0), textcoords="offset points",
                         va="center", fontsize=7, color="0.3")
