@@ -182,12 +182,10 @@ def load_race(race_dir, updates=False, gradients=False):
     for column in rows[0].keys():
         if column in ("label", "slug"):
             continue
-        converted = pd.to_numeric(runs[column].replace("", None), errors="coerce")
-        filled = runs[column].astype(str).str.strip() != ""
-        if converted[filled].notna().all():
-            runs[column] = converted
-        else:
-            runs[column] = runs[column].replace("", None)
+        # An empty cell is an unknown value (time to a target never reached): None, or NaN.
+        text = runs[column].map(lambda v: None if isinstance(v, str) and not v.strip() else v)
+        converted = pd.to_numeric(text, errors="coerce")
+        runs[column] = converted if converted[text.notna()].notna().all() else text
     runs.insert(2, "group", group_names([r["label"] for r in records], configs))
     runs.insert(3, "status", runs.pop("status"))
 
