@@ -430,7 +430,7 @@ def plot_curves(groups, x_key, y_key, x_label, y_label, title, subtitle, targets
         label = group_label(group, mixed)
         if band is not None:
             x, y, half = band
-            label += f" (mean of {len(curves)} seeds)"
+            label += f" ({len(curves)} seeds)"
             # Error and loss are never negative: the band stops at 0 rather than imply it.
             ax.fill_between(x, np.maximum(y - half, 0), y + half, color=group.color, alpha=0.2,
                             linewidth=0)
