@@ -9,7 +9,7 @@ DIR is either a race directory (results.csv plus one subfolder per run, named by
 whose immediate subfolders are run directories. Writes into FIG_DIR (default DIR), in
 --format (default png; --dpi, default 150, applies to png):
 
-  error_vs_time       test error against (wallclock or virtual) seconds, one line per run
+  error_vs_time       test error against (wallclock or virtual) seconds, a line per run
   error_vs_iteration  test error against server iterations
   loss_vs_time        training loss against seconds
   staleness           histogram of gradient staleness per run, shared x range, mean marked
@@ -646,7 +646,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def parse_args(argv):
-    description = "\n".join(line for line in __doc__.splitlines() if not line.startswith("usage:"))
+    description = "\n\n".join(p for p in __doc__.split("\n\n") if not p.startswith("usage:"))
     parser = Parser(prog="plot.py", description=description,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir", metavar="DIR", type=Path,
