@@ -20,7 +20,7 @@ updates, gradients   one row per updates.csv / gradients.csv row with label, slu
            (merge with `runs` on slug for more): only on request, gradients.csv can be large
 
 Columns are read by name, so columns that results.csv or summary.json gain appear as they
-are. DIR may also be a folder of run folders without results.csv (a race cut short before
+are (a results.csv column named group or status as results.group, results.status). DIR may also be a folder of run folders without results.csv (a race cut short before
 writing it) or one run folder. The command line prints the runs, their groups and the row
 counts; `--csv TABLE` writes that table to stdout instead. Bad DIR: one line, exit status 1.
 Needs Debian's python3-pandas (`tools/setup.sh plot`); see docs/outputs.md.
@@ -38,7 +38,8 @@ from pathlib import Path
 # parenthesised list of swept values (" (k=4, seed=3)"), so a sweep's labels group as well.
 SEED_SUFFIX = re.compile(r"\s*\(seed[ =]\d+\)|-seed-\d+$")
 SEED_ITEM = re.compile(r"(,\s*seed=\d+(?=[,)]))|((?<=\()seed=\d+,\s*)")
-NOT_GROUPING = {"seed"}  # the config keys that may differ between the runs of one group
+NOT_GROUPING = {"seed"}
+ADDED = {"group", "status"}  # the runs table's columns that are not results.csv's  # the config keys that may differ between the runs of one group
 
 # Outputs one run folder writes, in the order `stalesgd train` documents them.
 TABLE_FILES = {"snapshots": "evals.csv", "updates": "updates.csv", "gradients": "gradients.csv"}
@@ -161,7 +162,9 @@ def load_race(race_dir, updates=False, gradients=False):
         folder = directory / slug if slug else None
         summary = read_json(folder / "summary.json") if folder else None
         config = (summary or {}).get("config")
-        record = dict(row)
+        # The columns this loader adds win; a results.csv column of the same name is kept as
+        # results.NAME (results.csv gains columns over time).
+        record = {f"results.{k}" if k in ADDED else k: v for k, v in row.items()}
         if folder is None or not folder.is_dir():
             record["status"] = "missing"
         elif summary is None:
@@ -179,7 +182,7 @@ def load_race(race_dir, updates=False, gradients=False):
         configs.append(config)
     runs = pd.DataFrame.from_records(records)
     # results.csv was read as text: make its numeric columns numbers, by what they hold.
-    for column in rows[0].keys():
+    for column in (f"results.{k}" if k in ADDED else k for k in rows[0].keys()):
         if column in ("label", "slug"):
             continue
         # An empty cell is an unknown value (time to a target never reached): None, or NaN.
