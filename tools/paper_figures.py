@@ -447,8 +447,9 @@ def bar_panel(ax, args, groups, key, target):
                         label="theory" if i == 0 else None)
     ax.grid(True, axis="x", alpha=0.25)
     ax.tick_params(labelsize=8)
-    if key == "seconds_per_iteration":
-        ax.legend(fontsize=8, loc="lower right")
+    if key == "seconds_per_iteration":  # above the panel: inside, it covered the longest bar
+        ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False,
+                  borderaxespad=0.1)
     if target is not None:
         ax.set_title(f"first snapshot with test error <= {target:g}", fontsize=9)
 
