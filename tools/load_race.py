@@ -28,6 +28,7 @@ Needs Debian's python3-pandas (`tools/setup.sh plot`); see docs/outputs.md.
 
 import argparse
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -286,3 +287,6 @@ if __name__ == "__main__":
     except LoadError as e:
         print(f"load_race.py: error: {e}", file=sys.stderr)
         sys.exit(1)
+    except BrokenPipeError:  # `load_race.py DIR --csv snapshots | head`: the reader had enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
