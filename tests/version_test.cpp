@@ -64,7 +64,9 @@ TEST_CASE("version: git_commit() is the HEAD of the checkout the build came from
   const auto head = run_shell("git rev-parse --short HEAD");
   REQUIRE(head.exit_code == 0);
   const std::string hash = trimmed(head.output);
-  // The tree may have been edited since the build: either form is the right commit.
+  // The tree may have been edited since the build: either form is the right commit. Another
+  // hash means the build did not take the commit, or HEAD moved after it (then rebuild).
+  INFO("HEAD is " << hash << "; the library says " << git_commit());
   CHECK((git_commit() == hash || git_commit() == hash + "-dirty"));
 }
 
