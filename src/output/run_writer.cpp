@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include "config/option_table.hpp"
+#include "stalesgd/version.hpp"
 #include "util/atomic_file.hpp"
 #include "util/host_info.hpp"
 
@@ -50,6 +51,7 @@ nlohmann::json resolved_config(const ResolvedRun& config, const RunRecord& run) 
 
 nlohmann::json provenance_json(const Provenance& p) {
   nlohmann::json j;
+  j["stalesgd"] = {{"version", version()}, {"commit", git_commit()}};
   j["command_line"] = shell_quoted(p.command_line);
   j["started_at"] = iso8601_utc(p.started);
   j["ended_at"] = iso8601_utc(p.ended);

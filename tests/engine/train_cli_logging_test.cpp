@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine_test_util.hpp"
+#include "stalesgd/version.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -105,6 +106,9 @@ TEST_CASE("summary.json: provenance and the config as resolved", "[cli][logging]
   CHECK(std::regex_match(p["started_at"].get<std::string>(), iso));
   CHECK(std::regex_match(p["ended_at"].get<std::string>(), iso));
   CHECK(p["started_at"].get<std::string>() <= p["ended_at"].get<std::string>());
+  CHECK(p["stalesgd"]["version"] == std::string(version()));
+  CHECK(p["stalesgd"]["commit"] == std::string(git_commit()));
+  CHECK(p["stalesgd"]["commit"].get<std::string>().size() >= 7);
   CHECK(p["host"]["cores"].get<int>() >= 1);
   CHECK_FALSE(p["host"]["name"].get<std::string>().empty());
 }

@@ -13,6 +13,7 @@
 // The option table is internal to the library (src/); the CLI target sees include/ only.
 #include "config/option_table.hpp"
 #include "stalesgd/straggler/duration.hpp"
+#include "stalesgd/version.hpp"
 #include "util/logging.hpp"
 
 namespace stalesgd::cli {
@@ -359,7 +360,7 @@ int run_cli(int argc, char** argv) {
     return 0;
   }
   if (command == "--version") {
-    fmt::print("stalesgd 0.1.0\n");
+    fmt::print("stalesgd {} (commit {})\n", version(), git_commit());
     return 0;
   }
   if (command == "data") return data_command(argc - 1, argv + 1);

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Installs a build into a temporary prefix and uses it as another project would
+# (docs/install.md): every public header compiles on its own against the installed include dir,
+# the exported targets carry no build-tree path or build-only flag, and the consumer project
+# (tests/install/consumer/) configures with find_package(stalesgd), builds, runs and reports the
+# same version and commit as the build's own `stalesgd --version`; docs/install.md quotes the
+# consumer unchanged.
+# usage: install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER [SANITIZERS]
+#   SANITIZERS: the build's STALESGD_SANITIZE; the consumer is compiled with the same
+#   -fsanitize, as a program linking a sanitized library must be.
+set -euo pipefail
+build=${1:?usage: install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER [SANITIZERS]}
+source_dir=${2:?usage: install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER [SANITIZERS]}
+cxx=${3:?usage: install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER [SANITIZERS]}
+sanitize=${4:-}
+build=$(cd "$build" && pwd -P)
+source_dir=$(cd "$source_dir" && pwd -P)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/stalesgd-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+fail() { echo "install_test: $*" >&2; exit 1; }
+# Runs a step quietly; on failure prints its output and one line naming the step.
+step() {
+  local name=$1; shift
+  "$@" >"$tmp/step.log" 2>&1 || { cat "$tmp/step.log" >&2; fail "$name failed: $*"; }
+}
+
+step "cmake --install" cmake --install "$build" --prefix "$prefix"
+for f in bin/stalesgd lib/libstalesgd_core.a include/stalesgd/version.hpp \
+         include/stalesgd/engine/trainer.hpp lib/cmake/stalesgd/stalesgdConfig.cmake \
+         lib/cmake/stalesgd/stalesgdConfigVersion.cmake lib/cmake/stalesgd/stalesgdTargets.cmake; do
+  [ -e "$prefix/$f" ] || fail "cmake --install did not install $f"
+done
+echo "installed: $(cd "$prefix" && find . -type f | wc -l) files"
+
+# The exported interface is the library, its headers and its dependencies: nothing of this build.
+for bad in "$build" "$source_dir" -march -fsanitize -Wall stalesgd_flags; do
+  if grep -l -e "$bad" "$prefix"/lib/cmake/stalesgd/*.cmake; then
+    fail "the installed CMake package mentions '$bad' (the build's interface leaked into it)"
+  fi
+done
+
+# Each public header on its own, with nothing but the installed include dir: no src/ header and
+# no third-party header may be needed by a user of the API.
+n=0
+while IFS= read -r h; do
+  echo "#include <${h#"$prefix/include/"}>" |
+    "$cxx" -std=c++20 -fsyntax-only -I"$prefix/include" -x c++ - 2>"$tmp/header.log" ||
+    { cat "$tmp/header.log" >&2; fail "${h#"$prefix/include/"} does not compile on its own against the installed headers"; }
+  n=$((n + 1))
+done < <(find "$prefix/include/stalesgd" -name '*.hpp' | sort)
+[ "$n" -gt 10 ] || fail "only $n public headers installed"
+echo "headers: $n compile on their own"
+
+flags=()
+if [ -n "$sanitize" ]; then
+  flags=(-DCMAKE_CXX_FLAGS="-fsanitize=$sanitize -fno-omit-frame-pointer"
+         -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$sanitize")
+fi
+# No package registry: only the prefix may provide stalesgd.
+step "configuring the consumer" cmake -S "$source_dir/tests/install/consumer" -B "$tmp/consumer" \
+  -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "${flags[@]}"
+found=$(sed -n 's/^stalesgd_DIR:PATH=//p' "$tmp/consumer/CMakeCache.txt")
+[ "$found" = "$prefix/lib/cmake/stalesgd" ] ||
+  fail "find_package(stalesgd) took '$found', not the installed $prefix/lib/cmake/stalesgd"
+step "building the consumer" cmake --build "$tmp/consumer"
+
+status=0
+"$tmp/consumer/consumer" >"$tmp/consumer.out" 2>&1 || status=$?
+[ "$status" -eq 0 ] || { cat "$tmp/consumer.out" >&2; fail "the consumer exited with status $status"; }
+cat "$tmp/consumer.out"
+expected=$("$build/stalesgd" --version)
+[ "$(head -n 1 "$tmp/consumer.out")" = "$expected" ] ||
+  fail "the consumer reports '$(head -n 1 "$tmp/consumer.out")', the build's stalesgd '$expected'"
+[ "$("$prefix/bin/stalesgd" --version)" = "$expected" ] ||
+  fail "the installed stalesgd reports '$("$prefix/bin/stalesgd" --version)', not '$expected'"
+for rule in sync async; do
+  grep -q "^$rule  *P = 4: 400 updates" "$tmp/consumer.out" || fail "the consumer printed no $rule run"
+done
+# docs/install.md quotes the consumer whole, so that the example cannot drift from this test.
+doc=$(cat "$source_dir/docs/install.md")
+for f in CMakeLists.txt main.cpp; do
+  [[ "$doc" == *"$(cat "$source_dir/tests/install/consumer/$f")"* ]] ||
+    fail "docs/install.md does not quote tests/install/consumer/$f as it is; copy it there"
+done
+echo "install_test: ok"
