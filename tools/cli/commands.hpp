@@ -56,6 +56,10 @@ struct RaceArgs {
   bool force = false;               // write into an --out that holds files
   bool resume = false;              // finish the race already in `out`
   double checkpoint_every_s = 0.0;  // each run checkpoints this often; 0 = never
+  std::vector<std::string> set;     // --set key=value, in the order given: every run
+  std::vector<std::string> only;    // --only PATTERN: the runs whose label or slug matches
+  std::string data_dir;             // --data-dir: every run's data_dir; empty = the file's
+  int jobs = 1;                     // --jobs: virtual-clock runs at a time
 };
 
 // `stalesgd race`: every run of a TOML experiment, outputs per run, results.csv and a table.
