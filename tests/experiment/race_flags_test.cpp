@@ -18,10 +18,11 @@ namespace {
 // No data_dir in the file: the CLI's --data-dir gives it.
 fs::path sweep_file(const TempDir& dir) {
   const auto cfg = dir / "sweep.toml";
-  std::ofstream(cfg) << "model = \"softmax\"\nworkers = 4\nrule = \"k-async\"\n"
-                        "delay = \"exp:mean=10ms\"\nclock = \"virtual\"\ntime = \"0.3s\"\n"
-                        "[[run]]\nlabel = \"K={k}\"\nk = [1, 2]\n"
-                        "[[run]]\nlabel = \"real\"\nrule = \"async\"\nclock = \"real\"\niterations = 5\n";
+  std::ofstream(cfg)
+      << "model = \"softmax\"\nworkers = 4\nrule = \"k-async\"\n"
+         "delay = \"exp:mean=10ms\"\nclock = \"virtual\"\ntime = \"0.3s\"\n"
+         "[[run]]\nlabel = \"K={k}\"\nk = [1, 2]\n"
+         "[[run]]\nlabel = \"real\"\nrule = \"async\"\nclock = \"real\"\niterations = 5\n";
   return cfg;
 }
 

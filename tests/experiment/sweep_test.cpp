@@ -173,3 +173,18 @@ TEST_CASE("sweep: --only keeps the runs whose label or slug matches", "[experime
         "--only async*: no run's label or slug matches; the labels: 'K=1, fast', 'K=2, fast', "
         "'K=4, fast', 'sync'");
 }
+
+TEST_CASE("sweep: the example of docs/experiments.md expands as the page says",
+          "[experiment][sweep][docs]") {
+  auto ex = parse(
+      "time = \"1s\"\nworkers = 8\nrule = \"k-async\"\nk = [1, 2, 4, 8]\nseeds = [1, 2]\n\n"
+      "[[run]]\nlabel = \"k-async K={k}\"\n\n[[run]]\nlabel = \"lr {lr}\"\nlr = [0.01, 0.1]\n"
+      "k = 2\n");
+  REQUIRE(ex.ok());
+  CHECK(labels(*ex) == std::vector<std::string>{
+                           "k-async K=1 (seed 1)", "k-async K=1 (seed 2)", "k-async K=2 (seed 1)",
+                           "k-async K=2 (seed 2)", "k-async K=4 (seed 1)", "k-async K=4 (seed 2)",
+                           "k-async K=8 (seed 1)", "k-async K=8 (seed 2)", "lr 0.01 (seed 1)",
+                           "lr 0.01 (seed 2)", "lr 0.1 (seed 1)", "lr 0.1 (seed 2)"});
+  CHECK(ex->runs[10].options().rule.k == 2);
+}
