@@ -230,11 +230,17 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
   std::mutex mu;  // guards rows, errors, stop, and the calls of on_run_done
   std::vector<std::optional<RaceRow>> rows(n);  // GUARDED_BY(mu)
   std::vector<std::optional<Error>> errors(n);  // GUARDED_BY(mu)
-  bool stop = false;  // GUARDED_BY(mu): a run failed or was interrupted; start no more
+  bool stop = false;       // GUARDED_BY(mu): a run failed or was interrupted; start no more
+  bool cut_short = false;  // GUARDED_BY(mu): the interrupt came before a run started
   const auto run_one = [&](std::size_t i) {
     {
       std::lock_guard lock(mu);
       if (stop) return;
+      // After a Ctrl-C no run starts (a run in progress stops on the same flag).
+      if (interrupt != nullptr && interrupt->load(std::memory_order_relaxed)) {
+        stop = cut_short = true;
+        return;
+      }
     }
     auto row = race_one(ex.runs[i], data, out_dir, interrupt, settings);
     std::lock_guard lock(mu);
@@ -283,6 +289,7 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
 
   RaceOutcome outcome;
   std::lock_guard lock(mu);
+  outcome.interrupted = cut_short;
   for (std::size_t i = 0; i < n; ++i) {
     if (errors[i]) return *errors[i];  // the first run's error, as one at a time would give
   }

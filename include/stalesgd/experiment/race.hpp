@@ -95,8 +95,8 @@ Status check_race_out(const std::filesystem::path& out, ExistingOut existing);
 
 // `on_run_done(i, row)` is called after each run i (for progress output), one call at a time;
 // with jobs > 1 from the thread that ran it, in the order the runs end. Runs check_race first:
-// nothing is created or trained when it fails. After a run stops on `interrupt` no run
-// starts; the rows of the runs that ran are written.
+// nothing is created or trained when it fails. Once `interrupt` is set no run starts (the
+// runs in progress stop on it); the rows of the runs that ran are written.
 Result<RaceOutcome> run_race(
     const Experiment& experiment, const std::filesystem::path& out_dir,
     const std::atomic<bool>* interrupt = nullptr,
