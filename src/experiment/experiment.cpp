@@ -1,16 +1,20 @@
-// TOML experiment files: top-level keys are shared by every run, [[run]] tables override them.
+// TOML experiment files: top-level keys are shared by every run, [[run]] tables override them,
+// `race --set` overrides both; keys given as lists expand to sweeps (sweep.hpp).
 #include "stalesgd/experiment/experiment.hpp"
 
 #include <toml++/toml.h>
 
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <set>
-#include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "config/option_table.hpp"
 #include "experiment/experiment_text.hpp"
+#include "experiment/sweep.hpp"
 
 namespace stalesgd {
 namespace {
@@ -22,14 +26,6 @@ std::string where(const fs::path& file, const toml::node& node) {
   return fmt::format("{}:{}", file.string(), node.source().begin.line);
 }
 
-// The option that TOML key `key` sets, or null when it is no experiment key.
-const OptionDecl* toml_option(std::string_view key) {
-  for (const auto& d : train_options()) {
-    if (d.toml && option_key(d) == key) return &d;
-  }
-  return nullptr;
-}
-
 // A train flag that experiment files do not take (out, sequential, no_progress), or null.
 const OptionDecl* cli_only_option(std::string_view key) {
   for (const auto& d : train_options()) {
@@ -38,76 +34,23 @@ const OptionDecl* cli_only_option(std::string_view key) {
   return nullptr;
 }
 
-std::string known_keys() {
-  std::string keys;
-  for (const auto& d : train_options()) {
-    if (d.toml) keys += (keys.empty() ? "" : ", ") + option_key(d);
-  }
-  return keys;
-}
-
-// What a value is, for "must be ..., not <it>": `the integer 5`, `the string "4"`, `an array`.
-std::string shown(const toml::node& node) {
-  std::ostringstream value;
-  node.visit([&](const auto& v) {
-    if constexpr (toml::is_value<decltype(v)>) value << v;  // as TOML writes it
-  });
-  switch (node.type()) {
-    case toml::node_type::string:
-      return "the string " + value.str();
-    case toml::node_type::integer:
-      return "the integer " + value.str();
-    case toml::node_type::floating_point:
-      return "the number " + value.str();
-    case toml::node_type::boolean:
-      return value.str();
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::table:
-      return "a table";
-    default:  // dates and times
-      return "the date or time " + value.str();
-  }
-}
-
-// Whether `node` has the TOML type `option` takes (its value may still be out of range).
-bool has_toml_type(const OptionDecl& option, const toml::node& node) {
-  switch (option.type) {
-    case OptionType::kString:
-    case OptionType::kChoice:
-    case OptionType::kDuration:
-      return node.is_string();
-    case OptionType::kInteger:
-    case OptionType::kUnsigned:
-      return node.is_integer();
-    case OptionType::kNumber:
-      return node.is_integer() || node.is_floating_point();
-    case OptionType::kIntList:
-      return node.is_array();
-    case OptionType::kSwitch:
-      return node.is_boolean();
-  }
-  return false;
-}
-
 // A top-level or [[run]] key that must be a string when present (name, description, label).
 Status check_string(const fs::path& file, const toml::table& table, const char* key) {
   const toml::node* n = table.get(key);
   if (n != nullptr && !n->is_string()) {
-    return Error{
-        fmt::format("{}: key '{}' must be a string, not {}", where(file, *n), key, shown(*n))};
+    return Error{fmt::format("{}: key '{}' must be a string, not {}", where(file, *n), key,
+                             shown_value(*n))};
   }
   return {};
 }
 
-// Applies every key of `table` but those in `skip` to `o`.
-Status apply_table(const fs::path& file, const toml::table& table,
-                   const std::set<std::string>& skip, TrainerOptions& o) {
+// Adds every key of `table` but those in `skip` to `settings`, replacing what is there.
+Status add_settings(const fs::path& file, const toml::table& table,
+                    const std::set<std::string>& skip, Settings& settings) {
   for (const auto& [key, node] : table) {
     const std::string k(key.str());
     if (skip.count(k)) continue;
-    const OptionDecl* option = toml_option(k);
-    if (option == nullptr) {
+    if (k != "seeds" && experiment_option(k) == nullptr) {
       if (const OptionDecl* flag = cli_only_option(k)) {
         return Error{fmt::format("{}: key '{}' is a command-line flag only (--{}); drop it",
                                  where(file, node), k, flag->name)};
@@ -115,14 +58,11 @@ Status apply_table(const fs::path& file, const toml::table& table,
       return Error{
           fmt::format("{}: unknown key '{}'; known keys: {}, seeds, name, description, "
                       "and [[run]] tables with label",
-                      where(file, node), k, known_keys())};
+                      where(file, node), k, known_experiment_keys())};
     }
-    if (auto s = set_from_toml(*option, node, o); !s) {
-      // A value of the wrong type says what it is; one of the right type was out of range.
-      const std::string what =
-          has_toml_type(*option, node) ? std::string() : ", not " + shown(node);
-      return Error{fmt::format("{}: key '{}' {}{}", where(file, node), k, s.error().message, what)};
-    }
+    auto s = setting_from_toml(file, k, node);
+    if (!s) return s.error();
+    settings[option_key(*s->option)] = std::move(s).value();  // `seeds` after `seed`: it wins
   }
   return {};
 }
@@ -142,37 +82,26 @@ std::string slugify(const std::string& label) {
 
 // The experiment in a parsed document; `path` names the file in messages and gives the base
 // directory of trace files and the default name.
-Result<Experiment> from_document(const toml::table& doc, const fs::path& path) {
+Result<Experiment> from_document(const toml::table& doc, const fs::path& path,
+                                 const std::vector<std::string>& set) {
   const fs::path base = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   for (const char* key : {"name", "description"}) {
     if (auto s = check_string(path, doc, key); !s) return s.error();
   }
   Experiment ex;
+  ex.set = set;
   ex.name = path.stem().string();
   if (auto n = doc["name"].value_exact<std::string>()) ex.name = *n;
   if (auto d = doc["description"].value_exact<std::string>()) ex.description = *d;
 
-  TrainerOptions shared;
-  shared.progress = false;
-  if (auto s = apply_table(path, doc, {"name", "description", "run", "seeds"}, shared); !s)
+  Settings shared;
+  if (auto s = add_settings(path, doc, {"name", "description", "run"}, shared); !s)
     return s.error();
-
-  std::vector<std::uint64_t> seeds{shared.seed};
-  if (const toml::node* n = doc.get("seeds")) {
-    const auto* a = n->as_array();
-    if (a == nullptr || a->empty()) {
-      return Error{fmt::format(
-          "{}: key 'seeds' must be a non-empty array of integers, e.g. [1, 2, 3], not {}",
-          where(path, *n), a == nullptr ? shown(*n) : "an empty array")};
-    }
-    seeds.clear();
-    for (const auto& e : *a) {
-      auto v = e.value_exact<std::int64_t>();
-      if (!v || *v < 0) {
-        return Error{fmt::format("{}: key 'seeds' must hold integers >= 0", where(path, *n))};
-      }
-      seeds.push_back(static_cast<std::uint64_t>(*v));
-    }
+  Settings overrides;  // race --set, in the order given
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    auto s = setting_from_arg(set[i], i);
+    if (!s) return s.error();
+    overrides[option_key(*s->option)] = std::move(s).value();
   }
 
   const toml::node* runs_node = doc.get("run");
@@ -182,12 +111,13 @@ Result<Experiment> from_document(const toml::table& doc, const fs::path& path) {
     return Error{fmt::format(
         "{}: key 'run' must be [[run]] tables, each with a label and a rule, "
         "not {}",
-        where(path, *runs_node), runs == nullptr ? shown(*runs_node) : "an array of values")};
+        where(path, *runs_node), runs == nullptr ? shown_value(*runs_node) : "an array of values")};
   }
   if (runs == nullptr || runs->empty() || !runs->is_array_of_tables()) {
     return Error{fmt::format("{}: no runs; add at least one [[run]] table with a label and a rule",
                              path.string())};
   }
+  std::map<std::string, std::string> labels;  // label -> where its [[run]] is
   std::set<std::string> slugs;
   for (const auto& node : *runs) {
     const auto& table = *node.as_table();
@@ -197,24 +127,27 @@ Result<Experiment> from_document(const toml::table& doc, const fs::path& path) {
       return Error{fmt::format("{}: [[run]] needs a label = \"...\" naming it in the results",
                                where(path, node))};
     }
-    TrainerOptions o = shared;
-    if (auto s = apply_table(path, table, {"label"}, o); !s) return s.error();
-    o.delay_base_dir = base;
-    for (std::uint64_t seed : seeds) {
-      TrainerOptions run_options = o;
-      if (doc.get("seeds")) run_options.seed = seed;
-      const std::string run_label =
-          seeds.size() > 1 ? fmt::format("{} (seed {})", *label, seed) : *label;
-      // Resolved once here; the race trains, predicts and writes from it.
-      auto resolved = ResolvedRun::resolve(run_options);
-      if (!resolved) {
-        return Error{fmt::format("{}: run '{}': {}", where(path, node), run_label,
-                                 resolved.error().message)};
+    auto tmpl = LabelTemplate::parse(*label);
+    if (!tmpl) {
+      return Error{fmt::format("{}: label '{}': {}", where(path, *table.get("label")), *label,
+                               tmpl.error().message)};
+    }
+    Settings settings = shared;
+    if (auto s = add_settings(path, table, {"label"}, settings); !s) return s.error();
+    for (const auto& [key, s] : overrides) settings[key] = s;
+    auto points = expand_sweep(settings, *tmpl, where(path, node), base);
+    if (!points) return points.error();
+    for (auto& p : *points) {
+      if (auto [it, fresh] = labels.emplace(p.label, where(path, node)); !fresh) {
+        return Error{fmt::format(
+            "{}: two runs are labelled '{}' (the other from the [[run]] at {}); make the "
+            "labels differ, e.g. with a placeholder such as {{k}} or {{seed}}",
+            where(path, node), p.label, it->second)};
       }
-      std::string slug = slugify(run_label);
-      for (int i = 2; slugs.count(slug); ++i) slug = fmt::format("{}-{}", slugify(run_label), i);
+      std::string slug = slugify(p.label);
+      for (int i = 2; slugs.count(slug); ++i) slug = fmt::format("{}-{}", slugify(p.label), i);
       slugs.insert(slug);
-      ex.runs.push_back({run_label, slug, std::move(resolved).value()});
+      ex.runs.push_back({std::move(p.label), slug, std::move(p.run)});
     }
   }
   return ex;
@@ -234,24 +167,24 @@ Error printable(Error e) {
   return e;
 }
 
-// The experiment of the document that `parse` returns (toml::parse_file or toml::parse), every
-// error on one line.
-template <class Parse>
-Result<Experiment> load(const fs::path& path, Parse parse) {
+// The experiment in `text`, the bytes of the file `path`; every error on one line.
+Result<Experiment> load(const fs::path& path, std::string_view text,
+                        const std::vector<std::string>& set) {
   toml::table doc;
   try {
-    doc = parse();
+    doc = toml::parse(text, path.string());
   } catch (const toml::parse_error& e) {
     return printable(syntax_error(path, e));
   }
-  auto ex = from_document(doc, path);
+  auto ex = from_document(doc, path, set);
   if (!ex) return printable(ex.error());
+  ex->source_text = std::string(text);
   return ex;
 }
 
 }  // namespace
 
-Result<Experiment> load_experiment(const fs::path& path) {
+Result<Experiment> load_experiment(const fs::path& path, const std::vector<std::string>& set) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
     return Error{
@@ -259,11 +192,18 @@ Result<Experiment> load_experiment(const fs::path& path) {
                     "experiments/quickstart.toml",
                     path.string())};
   }
-  return load(path, [&] { return toml::parse_file(path.string()); });
+  // Read whole, so that the copy a race keeps is the text that was parsed.
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    return Error{fmt::format("{}: cannot read the file; check its permissions", path.string())};
+  }
+  return load(path, text, set);
 }
 
-Result<Experiment> parse_experiment(std::string_view text, const fs::path& path) {
-  return load(path, [&] { return toml::parse(text, path.string()); });
+Result<Experiment> parse_experiment(std::string_view text, const fs::path& path,
+                                    const std::vector<std::string>& set) {
+  return load(path, text, set);
 }
 
 }  // namespace stalesgd

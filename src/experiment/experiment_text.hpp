@@ -3,7 +3,9 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "stalesgd/experiment/experiment.hpp"
 #include "stalesgd/util/result.hpp"
@@ -13,6 +15,7 @@ namespace stalesgd {
 // What load_experiment(path) gives for a file at `path` holding `text`: `path` names the file in
 // messages, its stem is the default name and its directory the base of trace files. The file
 // itself is not read.
-Result<Experiment> parse_experiment(std::string_view text, const std::filesystem::path& path);
+Result<Experiment> parse_experiment(std::string_view text, const std::filesystem::path& path,
+                                    const std::vector<std::string>& set = {});
 
 }  // namespace stalesgd

@@ -1,21 +1,28 @@
+// The race: its runs one at a time or several at a time (--jobs), each into its folder, then
+// results.csv (results.cpp).
 #include "stalesgd/experiment/race.hpp"
 
+#include <algorithm>
+#include <exception>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
 #include "experiment/mpi_launch.hpp"
+#include "experiment/provenance.hpp"
+#include "experiment/run_config.hpp"
 #include "output/checkpoint.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
-#include "util/atomic_file.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -31,6 +38,7 @@ RaceRow row_of(const ExperimentRun& r) {
   row.k = r.run.rule().k;
   row.seed = r.options().seed;
   row.clock = to_string(r.options().clock);
+  row.config = run_config(r.options());
   return row;
 }
 
@@ -110,10 +118,6 @@ RaceRow row_from_summary(const ExperimentRun& r, const nlohmann::json& s) {
   return row;
 }
 
-std::string opt(const std::optional<double>& v, const char* format = "{:.6g}") {
-  return v ? fmt::format(fmt::runtime(format), *v) : std::string();
-}
-
 // --resume: the summary of a run that finished (complete, and not stopped by Ctrl-C).
 std::optional<nlohmann::json> finished_summary(const fs::path& dir) {
   std::ifstream in(dir / "summary.json");
@@ -169,7 +173,37 @@ Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const 
   return make_row(r, *run, theory);
 }
 
+// Run `r` into its folder: its row kept from an earlier race (--resume), from an mpirun job, or
+// trained here.
+Result<RaceRow> race_one(const ExperimentRun& r, const RaceData& data, const fs::path& out_dir,
+                         const std::atomic<bool>* interrupt, const RaceSettings& settings) {
+  const fs::path dir = out_dir / r.slug;
+  const auto done = settings.resume ? finished_summary(dir) : std::nullopt;
+  if (done || r.options().engine == EngineKind::kMpi) {
+    std::optional<nlohmann::json> summary = done;
+    if (!summary) {
+      auto ran = run_under_mpirun(r, dir, interrupt);
+      if (!ran) return Error{fmt::format("run '{}': {}", r.label, ran.error().message)};
+      summary = std::move(ran).value();
+    }
+    try {
+      return row_from_summary(r, *summary);
+    } catch (const std::exception& e) {
+      return Error{fmt::format("run '{}': {}: unexpected summary.json ({})", r.label,
+                               (dir / "summary.json").string(), e.what())};
+    }
+  }
+  const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
+  auto row = run_in_process(r, ds, dir, interrupt, settings);
+  if (!row) return Error{fmt::format("run '{}': {}", r.label, row.error().message)};
+  return row;
+}
+
 }  // namespace
+
+bool may_run_alongside(const ExperimentRun& run) {
+  return run.options().clock == ClockKind::kVirtual && run.options().engine == EngineKind::kThread;
+}
 
 Result<RaceOutcome> run_race(const Experiment& ex, const fs::path& out_dir,
                              const std::atomic<bool>* interrupt,
@@ -190,94 +224,82 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
     return Error{fmt::format("cannot create output dir {} ({}); pass a writable --out",
                              out_dir.string(), ec.message())};
   }
+  if (auto s = write_race_provenance(ex, out_dir); !s) return s.error();
+
+  const std::size_t n = ex.runs.size();
+  std::mutex mu;  // guards rows, errors, stop, and the calls of on_run_done
+  std::vector<std::optional<RaceRow>> rows(n);  // GUARDED_BY(mu)
+  std::vector<std::optional<Error>> errors(n);  // GUARDED_BY(mu)
+  bool stop = false;       // GUARDED_BY(mu): a run failed or was interrupted; start no more
+  bool cut_short = false;  // GUARDED_BY(mu): the interrupt came before a run started
+  const auto run_one = [&](std::size_t i) {
+    {
+      std::lock_guard lock(mu);
+      if (stop) return;
+      // After a Ctrl-C no run starts (a run in progress stops on the same flag).
+      if (interrupt != nullptr && interrupt->load(std::memory_order_relaxed)) {
+        stop = cut_short = true;
+        return;
+      }
+    }
+    auto row = race_one(ex.runs[i], data, out_dir, interrupt, settings);
+    std::lock_guard lock(mu);
+    if (!row) {
+      errors[i] = row.error();
+      stop = true;
+      return;
+    }
+    rows[i] = std::move(row).value();
+    if (on_run_done) on_run_done(i, *rows[i]);
+    if (rows[i]->stop_reason == StopReason::kInterrupted) stop = true;
+  };
+
+  // With jobs > 1 the runs that may share the machine go first, `jobs` at a time; the rest
+  // follow one at a time. A run's outputs do not depend on which thread runs it.
+  std::vector<std::size_t> parallel, alone;
+  for (std::size_t i = 0; i < n; ++i) {
+    (settings.jobs > 1 && may_run_alongside(ex.runs[i]) ? parallel : alone).push_back(i);
+  }
+  if (!parallel.empty()) {
+    // Plain threads rather than a tbb::task_arena: TBB's runtime is not instrumented, so
+    // ThreadSanitizer would report its hand-off of each task as a race (as evaluator.cpp
+    // found), and each run is one thread for seconds, which leaves a scheduler nothing to do.
+    std::atomic<std::size_t> next{0};  // relaxed: only hands out indices, in run order
+    std::exception_ptr thrown;  // GUARDED_BY(mu): a bug in a helper, rethrown here as run_one
+                                // would have thrown it with jobs = 1
+    const auto work = [&] {
+      try {
+        for (std::size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < parallel.size();)
+          run_one(parallel[j]);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!thrown) thrown = std::current_exception();
+        stop = true;
+      }
+    };
+    const auto helpers =
+        std::min<std::size_t>(static_cast<std::size_t>(settings.jobs), parallel.size()) - 1;
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < helpers; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    if (thrown) std::rethrow_exception(thrown);
+  }
+  for (std::size_t i : alone) run_one(i);
+
   RaceOutcome outcome;
-  for (std::size_t i = 0; i < ex.runs.size(); ++i) {
-    const auto& r = ex.runs[i];
-    const auto done = settings.resume ? finished_summary(out_dir / r.slug) : std::nullopt;
-    if (done) {
-      try {
-        outcome.rows.push_back(row_from_summary(r, *done));
-      } catch (const std::exception& e) {
-        return Error{fmt::format("run '{}': {}: unexpected summary.json ({})", r.label,
-                                 (out_dir / r.slug / "summary.json").string(), e.what())};
-      }
-    } else if (r.options().engine == EngineKind::kMpi) {
-      auto summary = run_under_mpirun(r, out_dir / r.slug, interrupt);
-      if (!summary) return Error{fmt::format("run '{}': {}", r.label, summary.error().message)};
-      try {
-        outcome.rows.push_back(row_from_summary(r, *summary));
-      } catch (const std::exception& e) {
-        return Error{fmt::format("run '{}': {}: unexpected summary.json ({})", r.label,
-                                 (out_dir / r.slug / "summary.json").string(), e.what())};
-      }
-    } else {
-      const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
-      auto row = run_in_process(r, ds, out_dir / r.slug, interrupt, settings);
-      if (!row) return Error{fmt::format("run '{}': {}", r.label, row.error().message)};
-      outcome.rows.push_back(std::move(row).value());
-    }
-    if (on_run_done) on_run_done(i, outcome.rows.back());
-    if (outcome.rows.back().stop_reason == StopReason::kInterrupted) {
-      outcome.interrupted = true;
-      break;
-    }
+  std::lock_guard lock(mu);
+  outcome.interrupted = cut_short;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (errors[i]) return *errors[i];  // the first run's error, as one at a time would give
+  }
+  for (auto& row : rows) {
+    if (!row) continue;
+    outcome.interrupted = outcome.interrupted || row->stop_reason == StopReason::kInterrupted;
+    outcome.rows.push_back(std::move(*row));
   }
   if (auto s = write_results_csv(out_dir / "results.csv", outcome.rows); !s) return s.error();
   return outcome;
-}
-
-Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows) {
-  std::string csv =
-      "label,slug,rule,k,seed,clock,iterations,wall_s,time_to_target_s,final_test_error,"
-      "seconds_per_iteration,predicted_seconds_per_iteration,predicted_method,"
-      "mean_staleness,p95_staleness,gradients_started,gradients_applied,"
-      "gradients_cancelled,wasted_fraction,stop_reason\n";
-  for (const auto& r : rows) {
-    // Labels may hold commas: quote them (RFC 4180).
-    std::string label = r.label;
-    for (std::size_t p = 0; (p = label.find('"', p)) != std::string::npos; p += 2)
-      label.insert(p, "\"");
-    fmt::format_to(
-        std::back_inserter(csv),
-        "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}\n",
-        label, r.slug, to_string(r.rule), r.k, r.seed, r.clock, r.iterations, r.wall_s,
-        opt(r.time_to_target_s), opt(r.final_test_error), r.seconds_per_iteration,
-        opt(r.predicted_seconds_per_iteration),
-        r.predicted_seconds_per_iteration ? to_string(r.predicted_method) : "", r.mean_staleness,
-        r.p95_staleness, r.gradients_started, r.gradients_applied, r.gradients_cancelled,
-        r.wasted_fraction, to_string(r.stop_reason));
-  }
-  // Whole or not at all: a crash or a full disk never leaves a cut results.csv.
-  if (auto s = write_file_atomically(path, csv); !s) {
-    return Error{fmt::format("{}; check that --out is writable and has room", s.error().message)};
-  }
-  return {};
-}
-
-std::string results_markdown(const std::vector<RaceRow>& rows, double target_error) {
-  std::string out;
-  const std::string target = target_error > 0.0 ? fmt::format("time to {:.3g} (s)", target_error)
-                                                : std::string("time to target (s)");
-  out += fmt::format(
-      "| run | rule | K | {} | error at end | s/iter measured | s/iter predicted | "
-      "mean staleness | wasted work |\n",
-      target);
-  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const auto& r : rows) {
-    out += fmt::format(
-        "| {} | {} | {} | {} | {} | {:.5f} | {} | {:.2f} | {:.1f}% |\n", r.label, to_string(r.rule),
-        r.k, r.time_to_target_s ? fmt::format("{:.2f}", *r.time_to_target_s) : std::string("—"),
-        r.stop_reason == StopReason::kDiverged ? std::string("diverged")
-        : r.final_test_error                   ? fmt::format("{:.4f}", *r.final_test_error)
-                                               : std::string("—"),
-        r.seconds_per_iteration,
-        r.predicted_seconds_per_iteration
-            ? fmt::format("{:.5f} ({})", *r.predicted_seconds_per_iteration,
-                          r.predicted_method == PredictionMethod::kClosedForm ? "closed" : "MC")
-            : std::string("—"),
-        r.mean_staleness, 100.0 * r.wasted_fraction);
-  }
-  return out;
 }
 
 }  // namespace stalesgd

@@ -175,7 +175,11 @@ TEST_CASE("race: every run's data set and model are checked before the first run
   CHECK(data->size() == 1);  // mnist, loaded once for both runs
   const auto r = run_cli({"race", "--config", (dir / "race.toml").string(), "--dry-run"});
   CHECK(r.exit_code == 0);
-  CHECK(r.output == "good  ->  good\nsecond  ->  second\n");
+  CHECK(r.output ==
+        "| label  | folder | rule  | K | P | delay        | lr   | batch | seed | clock   |\n"
+        "|--------|--------|-------|---|---|--------------|------|-------|------|---------|\n"
+        "| good   | good   | async | 1 | 2 | exp:mean=1ms | 0.05 | 32    | 1    | virtual |\n"
+        "| second | second | async | 1 | 2 | exp:mean=1ms | 0.05 | 32    | 1    | virtual |\n");
 }
 
 TEST_CASE("race: an mpi run's model is checked against the catalog's shape", "[experiment][race]") {

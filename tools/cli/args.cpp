@@ -34,6 +34,7 @@ constexpr const char* kUsage =
     "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
     "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
     "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force | --resume]\n"
+    "                  [--set KEY=VALUE ...] [--only PATTERN ...] [--data-dir DIR] [--jobs N]\n"
     "                  [--checkpoint-every T]\n"
     "\n"
     "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree.\n";
@@ -288,18 +289,41 @@ int theory_command(int argc, char** argv) {
   }
 }
 
+// The values of a flag that may be given many times (--set, --only), taken out of `args`: the
+// shared parse() refuses any repeated flag. "--flag V" and "--flag=V" both count.
+Result<std::vector<std::string>> take_repeated(std::vector<std::string>& args,
+                                               const std::string& flag) {
+  std::vector<std::string> values, rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--" + flag) {
+      if (i + 1 >= args.size()) return Error{fmt::format("--{} needs a value", flag)};
+      values.push_back(args[++i]);
+    } else if (args[i].rfind("--" + flag + "=", 0) == 0) {
+      values.push_back(args[i].substr(flag.size() + 3));
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  args = std::move(rest);
+  return values;
+}
+
 int race_command(int argc, char** argv, const std::vector<std::string>& command_line) {
   cxxopts::Options options(
       "stalesgd race",
-      "Run the training runs of a TOML experiment in sequence, each into "
-      "DIR/<run>/, then print\nthe results table (time to target error, error "
-      "at the budget, seconds per iteration measured\nand predicted, staleness, "
-      "wasted work) and write DIR/results.csv. Docs: docs/experiments.md.");
+      "Run the training runs of a TOML experiment (a key given as a list sweeps it), each into "
+      "DIR/<run>/,\nthen print the results table (time to target error, error at the budget, "
+      "seconds per iteration\nmeasured and predicted, staleness, wasted work) and write "
+      "DIR/results.csv, DIR/runs.csv and\nDIR/experiment.toml. Docs: docs/experiments.md.");
   // clang-format off
   options.add_options()
       ("config", "Experiment file, e.g. experiments/quickstart.toml", cxxopts::value<std::string>())
       ("out", "Output directory", cxxopts::value<std::string>())
-      ("dry-run", "Check the file, every run's data set and model, and list the runs without running them")
+      ("set", "KEY=VALUE: set a key of the file in every run, VALUE as train's flag takes it (time=5s); KEY=[V1,V2] sweeps it (repeatable)", cxxopts::value<std::string>())
+      ("only", "Run only the runs whose label or slug matches this shell pattern, e.g. 'k-async*' (repeatable)", cxxopts::value<std::string>())
+      ("data-dir", "Directory holding the data sets, for every run (as train's --data-dir; replaces the file's data_dir)", cxxopts::value<std::string>())
+      ("jobs", "Virtual-clock runs at a time; real-clock runs still go one at a time", cxxopts::value<int>()->default_value("1"))
+      ("dry-run", "Check the file, every run's data set and model, and list the runs in a table without running them")
       ("force", "Write into an --out that already holds files (files of the same names are replaced)")
       ("resume", "Finish the race in --out: keep the runs that finished, continue the one with a checkpoint, run the rest")
       ("checkpoint-every", "Each run writes a checkpoint this often (its clock), so --resume continues it; 0s = never", cxxopts::value<std::string>()->default_value("0s"))
@@ -309,14 +333,23 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
   // clang-format on
   add_logging_options(options);
   try {
-    auto r = parse(options, argc, argv);
+    std::vector<std::string> args(argv, argv + argc);
+    RaceArgs a;
+    auto set = take_repeated(args, "set");
+    if (!set) return usage_error("race", set.error().message);
+    auto only = take_repeated(args, "only");
+    if (!only) return usage_error("race", only.error().message);
+    a.set = std::move(set).value();
+    a.only = std::move(only).value();
+    std::vector<char*> ptrs;
+    for (auto& arg : args) ptrs.push_back(arg.data());
+    auto r = parse(options, static_cast<int>(ptrs.size()), ptrs.data());
     if (r.count("help")) {
       fmt::print("{}", options.help());
       return 0;
     }
     if (!r.count("config")) return usage_error("race", "--config FILE is required");
     if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
-    RaceArgs a;
     a.command_line = command_line;
     a.progress = r.count("no-progress") == 0;
     const auto progress_every = parse_duration(r["progress-every"].as<std::string>());
@@ -337,6 +370,11 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
       return fail(fmt::format("--checkpoint-every: {}", every.error().message), 2);
     }
     a.checkpoint_every_s = *every;
+    a.jobs = r["jobs"].as<int>();
+    if (a.jobs < 1 || a.jobs > 1024) {
+      return fail(fmt::format("--jobs {} is not a number of runs from 1 to 1024", a.jobs), 2);
+    }
+    if (r.count("data-dir")) a.data_dir = r["data-dir"].as<std::string>();
     if (!r.count("out") && !a.dry_run) return usage_error("race", "--out DIR is required");
     if (r.count("out")) a.out = r["out"].as<std::string>();
     return run_race(a);

@@ -1,6 +1,8 @@
-// `stalesgd race`: the runs of an experiment file in sequence, then the results table.
+// `stalesgd race`: the runs of an experiment file (some of them, with --only; changed by --set),
+// then the results table.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -9,9 +11,75 @@
 #include "stalesgd/experiment/race.hpp"
 
 namespace stalesgd::cli {
+namespace {
+
+// --dry-run: one row per run, the columns padded so that the table reads in a terminal.
+void print_runs(const Experiment& ex, const std::string& out) {
+  std::vector<std::vector<std::string>> table{
+      {"label", "folder", "rule", "K", "P", "delay", "lr", "batch", "seed", "clock"}};
+  const bool mpi = std::any_of(ex.runs.begin(), ex.runs.end(), [](const ExperimentRun& r) {
+    return r.options().engine == EngineKind::kMpi;
+  });
+  if (mpi) table[0].push_back("engine");
+  for (const auto& r : ex.runs) {
+    const auto& o = r.options();
+    table.push_back({r.label, out.empty() ? r.slug : out + "/" + r.slug, o.rule.name,
+                     fmt::format("{}", r.run.rule().k), fmt::format("{}", o.workers), o.delay,
+                     fmt::format("{}", o.lr), fmt::format("{}", o.batch), fmt::format("{}", o.seed),
+                     to_string(o.clock)});
+    if (mpi) {
+      const int per_rank = std::max(1, o.workers_per_rank);
+      table.back().push_back(o.engine == EngineKind::kMpi
+                                 ? fmt::format("mpirun -np {} ({} ranks x {} threads)",
+                                               o.workers / per_rank + 1, o.workers / per_rank,
+                                               per_rank)
+                                 : std::string("thread"));
+    }
+  }
+  std::vector<std::size_t> width(table[0].size(), 0);
+  for (const auto& row : table) {
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  const auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line = "|";
+    for (std::size_t c = 0; c < row.size(); ++c) line += fmt::format(" {:<{}} |", row[c], width[c]);
+    fmt::print("{}\n", line);
+  };
+  print_row(table[0]);
+  std::string rule = "|";
+  for (std::size_t w : width) rule += std::string(w + 2, '-') + "|";
+  fmt::print("{}\n", rule);
+  for (std::size_t i = 1; i < table.size(); ++i) print_row(table[i]);
+}
+
+// With --jobs > 1: which runs share the machine, and why the others do not.
+void print_jobs_plan(const Experiment& ex, int jobs) {
+  if (jobs <= 1) return;
+  const auto together =
+      static_cast<std::size_t>(std::count_if(ex.runs.begin(), ex.runs.end(), may_run_alongside));
+  const std::size_t alone = ex.runs.size() - together;
+  if (alone == 0) return;
+  if (together == 0) {
+    fmt::print(
+        "--jobs {}: every run is on the real clock, so they run one at a time (side by "
+        "side they would disturb each other's wallclock)\n",
+        jobs);
+  } else {
+    fmt::print(
+        "--jobs {}: {} virtual-clock run{} go {} at a time, then {} real-clock run{} one "
+        "at a time (side by side they would disturb each other's wallclock)\n",
+        jobs, together, together == 1 ? "" : "s", jobs, alone, alone == 1 ? "" : "s");
+  }
+}
+
+}  // namespace
+
 int run_race(const RaceArgs& args) {
-  auto ex = load_experiment(args.config);
+  std::vector<std::string> set = args.set;
+  if (!args.data_dir.empty()) set.push_back("data_dir=" + args.data_dir);
+  auto ex = load_experiment(args.config, set);
   if (!ex) return fail(ex.error().message, 2);
+  if (auto s = select_runs(*ex, args.only); !s) return fail(s.error().message, 2);
   if (!args.out.empty()) {
     const auto existing = args.resume  ? ExistingOut::kResume
                           : args.force ? ExistingOut::kOverwrite
@@ -22,21 +90,12 @@ int run_race(const RaceArgs& args) {
   auto data = check_race(*ex);
   if (!data) return fail(data.error().message);
   if (args.dry_run) {
-    for (const auto& r : ex->runs) {
-      const auto& o = r.options();
-      const std::string where =
-          o.engine == EngineKind::kMpi
-              ? fmt::format("  (mpirun -np {}: {} worker ranks x {} threads)",
-                            o.workers / std::max(1, o.workers_per_rank) + 1,
-                            o.workers / std::max(1, o.workers_per_rank), o.workers_per_rank)
-              : std::string();
-      fmt::print("{}  ->  {}{}\n", r.label, args.out.empty() ? r.slug : args.out + "/" + r.slug,
-                 where);
-    }
+    print_runs(*ex, args.out);
     return 0;
   }
   fmt::print("race '{}': {} runs into {}/\n", ex->name, ex->runs.size(), args.out);
   if (!ex->description.empty()) fmt::print("{}\n", ex->description);
+  print_jobs_plan(*ex, args.jobs);
   std::fflush(stdout);
 
   const ScopedInterrupt interrupt;
@@ -53,7 +112,7 @@ int run_race(const RaceArgs& args) {
         }
         std::fflush(stdout);
       },
-      RaceSettings{args.resume, args.checkpoint_every_s});
+      RaceSettings{args.resume, args.checkpoint_every_s, args.jobs});
   if (!outcome) return fail(outcome.error().message);
 
   double target = 0.0;

@@ -1,7 +1,8 @@
-// The race: an Experiment's runs in sequence, each into DIR/<slug>/ with the usual outputs,
-// then one row per run: time to target error, error at the budget, seconds per iteration
-// measured and predicted, mean staleness, wasted work. Written to DIR/results.csv and shown
-// as a markdown table.
+// The race: an Experiment's runs, each into DIR/<slug>/ with the usual outputs (virtual-clock
+// runs several at a time with RaceSettings::jobs), then one row per run: time to target error,
+// error at the budget, seconds per iteration measured and predicted, mean staleness, wasted
+// work. Written to DIR/results.csv and shown as a markdown table; DIR/experiment.toml and
+// DIR/runs.csv record the file and every run's options.
 #pragma once
 
 #include <atomic>
@@ -44,6 +45,9 @@ struct RaceRow {
   double wasted_fraction = 0.0;  // cancelled / started: work thrown away
   StopReason stop_reason = StopReason::kNone;
   std::string divergence;  // with stop_reason "diverged": why (the run's outputs are kept, marked)
+  // The run's resolved options, (key, value) in the option table's order, values as the CLI
+  // takes them ("500ms"): results.csv's config columns.
+  std::vector<std::pair<std::string, std::string>> config;
 };
 
 struct RaceOutcome {
@@ -75,14 +79,24 @@ struct RaceSettings {
   bool resume = false;
   // Every in-process run writes a checkpoint this often (its own clock); 0 = never.
   double checkpoint_every_s = 0.0;
+  // Runs at a time. Only runs that may_run_alongside() share the time: they go first, then
+  // the others one at a time. The outputs are those of jobs = 1.
+  int jobs = 1;
 };
+
+// Whether a run's outputs stay the same when other runs share the machine: a virtual-clock
+// run of this process. A real-clock run's wallclock would be disturbed, and an mpi run is
+// real-clock processes of its own.
+bool may_run_alongside(const ExperimentRun& run);
 
 // Refuses an --out that is not a folder, and one that holds files unless `existing` allows it;
 // an --out that does not exist yet is fine.
 Status check_race_out(const std::filesystem::path& out, ExistingOut existing);
 
-// `on_run_done(i, row)` is called after each run (for progress output). Runs check_race first:
-// nothing is created or trained when it fails.
+// `on_run_done(i, row)` is called after each run i (for progress output), one call at a time;
+// with jobs > 1 from the thread that ran it, in the order the runs end. Runs check_race first:
+// nothing is created or trained when it fails. Once `interrupt` is set no run starts (the
+// runs in progress stop on it); the rows of the runs that ran are written.
 Result<RaceOutcome> run_race(
     const Experiment& experiment, const std::filesystem::path& out_dir,
     const std::atomic<bool>* interrupt = nullptr,
@@ -96,6 +110,8 @@ Result<RaceOutcome> run_race(
     const std::function<void(std::size_t, const RaceRow&)>& on_run_done = {},
     const RaceSettings& settings = {});
 
+// results.csv: the row's columns, then model, workers, delay, lr, batch, engine and every other
+// config key whose value differs between the rows (docs/experiments.md).
 Status write_results_csv(const std::filesystem::path& path, const std::vector<RaceRow>& rows);
 std::string results_markdown(const std::vector<RaceRow>& rows, double target_error);
 
