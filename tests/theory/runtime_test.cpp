@@ -155,3 +155,14 @@ TEST_CASE("Monte Carlo: 1, 2 or 8 chunks estimate the same E[T]", "[theory]") {
   REQUIRE(eight.ok());
   CHECK(by_default->seconds == eight->seconds);
 }
+
+TEST_CASE("Monte Carlo: staleness is the steady state's, after each chunk's warm-up", "[theory]") {
+  const auto prof = profile("exp:mean=10ms", 8);
+  // Async: each gradient is P - 1 = 7 updates stale on average (a cold start has less).
+  auto async = monte_carlo_runtime({RuleKind::kAsync, 8, 1}, prof, 64000, 2);
+  REQUIRE(async.ok());
+  CHECK(async->mean_staleness == Approx(7.0).epsilon(0.01));
+  auto sync = monte_carlo_runtime({RuleKind::kSync, 8, 8}, prof, 3200, 2);
+  REQUIRE(sync.ok());
+  CHECK(sync->mean_staleness == 0.0);
+}
