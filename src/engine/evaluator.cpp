@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <tbb/task_arena.h>
 
 #include "util/parallel.hpp"
 
@@ -240,13 +241,22 @@ std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
     const auto interrupted = [&] {
       return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
     };
-    // Each snapshot a task, its blocks tasks within it: TBB spreads a long backlog and the
-    // final snapshot alone alike over the cores.
+    // Each snapshot a task. Fewer snapshots than threads (the final one alone, most often):
+    // each in blocks, so they still fill the cores. More: a snapshot per task in one piece,
+    // which measured a little faster than blocks there (docs/performance.md, "oneTBB").
+    const bool in_blocks =
+        rest.size() < static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
     parallel_for_index(rest.size(), [&](std::size_t i) {
       if (failed()) return;  // a failure ends the evaluations (serially: the failing drain's)
       if (i + 1 < rest.size() && interrupted()) return;  // only the final snapshot is left
       try {
-        store(rest[i].index, evaluate_blocks(rest[i]));
+        if (in_blocks) {
+          store(rest[i].index, evaluate_blocks(rest[i]));
+        } else {
+          auto ws = take_workspace();
+          store(rest[i].index, evaluate(rest[i], *ws));
+          give_back(std::move(ws));
+        }
       } catch (const std::exception& e) {
         fail(e.what());
       } catch (...) {

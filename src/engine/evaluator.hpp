@@ -13,8 +13,9 @@
 // are split into blocks of eval_batch samples, evaluated as oneTBB tasks, and their sums added
 // in block order: the same additions in the same order as one thread's evaluation, so every
 // row is bit for bit what the serial evaluation gives, whatever the thread count. The snapshots
-// left at the end are themselves tasks, so a long backlog and the final snapshot (which the
-// background thread leaves to finish()) both use every core. The background thread stays
+// left at the end are tasks too (in blocks while there are fewer than threads), so a long
+// backlog and the final snapshot (which the background thread leaves to finish()) both use
+// every core. The background thread stays
 // serial at SCHED_IDLE: TBB's threads run at normal priority and would take the cores from the
 // workers. Without options.parallel each snapshot is evaluated on one thread (inline: the
 // caller; at the end: one plain thread per core, a snapshot each), the baseline of

@@ -9,10 +9,13 @@
 // (on its worker threads, and on the calling thread while it is inside the parallel call) and
 // (2) states the two orderings TBB guarantees as happens-before edges: everything before the
 // call happens before each fn(i), and each fn(i) happens before the return. fn's own accesses
-// stay visible, so a race between two fn(i) (or with another thread) is still reported. Plain
-// builds compile to a bare tbb::parallel_for. See docs/performance.md, "oneTBB".
+// stay visible, so a race between two fn(i) (or with another thread) is still reported. The
+// workers are hidden by an observer of one arena that every call runs in (of max(8, cores)
+// slots; tbb::global_control still caps its threads). Plain builds compile to a bare
+// tbb::parallel_for in the caller's arena. See docs/performance.md, "oneTBB".
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 
@@ -20,6 +23,8 @@
 
 #if defined(__SANITIZE_THREAD__)
 #include <sanitizer/tsan_interface.h>
+#include <tbb/info.h>
+#include <tbb/task_arena.h>
 #include <tbb/task_scheduler_observer.h>
 
 extern "C" {
@@ -45,11 +50,14 @@ inline void show() {
   AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
 }
 
-// Hides TBB's worker threads for as long as they are in the scheduler: outside our fn(i) they
-// run only TBB's code.
+// Hides the arena's worker threads for as long as they are in it: outside our fn(i) they run
+// only TBB's code.
 class HideWorkers final : public tbb::task_scheduler_observer {
  public:
-  HideWorkers() { observe(true); }
+  explicit HideWorkers(tbb::task_arena& arena) : tbb::task_scheduler_observer(arena) {
+    arena.initialize();
+    observe(true);
+  }
   ~HideWorkers() override { observe(false); }
   void on_scheduler_entry(bool worker) override {
     if (worker) hide();
@@ -83,7 +91,6 @@ class ShowTask {
 class HideCall {
  public:
   HideCall(void* before, void* after) : after_(after) {
-    static HideWorkers workers;  // before the first task: no worker runs unhidden
     __tsan_release(before);
     hide();
   }
@@ -98,6 +105,14 @@ class HideCall {
   void* after_;
 };
 
+// The arena every parallel_for_index runs in under TSan, its observer in place before the first
+// task.
+inline tbb::task_arena& arena() {
+  static tbb::task_arena arena(std::max(8, tbb::info::default_concurrency()));
+  static HideWorkers workers(arena);
+  return arena;
+}
+
 }  // namespace tsan_tbb
 #endif
 
@@ -107,10 +122,13 @@ void parallel_for_index(std::size_t n, Fn&& fn) {
   // Two addresses on this stack frame name the two happens-before edges of this call.
   char before = 0;
   char after = 0;
+  tbb::task_arena& arena = tsan_tbb::arena();
   tsan_tbb::HideCall call(&before, &after);
-  tbb::parallel_for(std::size_t{0}, n, [&fn, b = &before, a = &after](std::size_t i) {
-    tsan_tbb::ShowTask task(b, a);
-    fn(i);
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, n, [&fn, b = &before, a = &after](std::size_t i) {
+      tsan_tbb::ShowTask task(b, a);
+      fn(i);
+    });
   });
 #else
   tbb::parallel_for(std::size_t{0}, n, [&fn](std::size_t i) { fn(i); });

@@ -161,25 +161,27 @@ TEST_CASE("evaluator: parallel blocks give the serial rows bit for bit at 1, 2 a
 TEST_CASE("evaluator: the backlog at the end, in parallel, gives the serial rows in order",
           "[engine][evaluator]") {
   const Wrapped m(mlp(), Wrapped::Eval::kHoldIdle);
-  constexpr int kSnapshots = 12;
-  const auto serial = inline_rows(m, false, kSnapshots);
-  for (int threads : {1, 2, 8}) {
-    INFO(threads << " threads");
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-    tbb::task_arena arena(threads);
-    std::vector<EvalRecord> rows;
-    arena.execute([&] {
-      // The background thread holds snapshot 0; finish() evaluates the other 11 as TBB tasks.
-      Evaluator e(m, data(), options(true, true));
-      for (int i = 0; i < kSnapshots; ++i) {
-        e.submit(0.5 * i, 10u * i, params(m, i), i + 1 == kSnapshots);
-      }
-      m.wait_until_held();
-      rows = e.finish();
-      CHECK(e.skipped() == 0);
-      CHECK_FALSE(e.failed());
-    });
-    check_identical(rows, serial);
+  // 3 left for finish() at 8 threads: in blocks; 11: a snapshot per task.
+  for (int snapshots : {4, 12}) {
+    const auto serial = inline_rows(m, false, snapshots);
+    for (int threads : {1, 2, 8}) {
+      INFO(snapshots << " snapshots, " << threads << " threads");
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      tbb::task_arena arena(threads);
+      std::vector<EvalRecord> rows;
+      arena.execute([&] {
+        // The background thread holds snapshot 0; finish() evaluates the others as TBB tasks.
+        Evaluator e(m, data(), options(true, true));
+        for (int i = 0; i < snapshots; ++i) {
+          e.submit(0.5 * i, 10u * i, params(m, i), i + 1 == snapshots);
+        }
+        m.wait_until_held();
+        rows = e.finish();
+        CHECK(e.skipped() == 0);
+        CHECK_FALSE(e.failed());
+      });
+      check_identical(rows, serial);
+    }
   }
 }
 
