@@ -6,6 +6,9 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <tbb/task_arena.h>
+
+#include "util/parallel.hpp"
 
 namespace stalesgd {
 
@@ -18,7 +21,7 @@ Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions o
           kMaxPending)) {
   if (options_.background) {
     thread_ = std::thread([this] { run_background(); });
-  } else {
+  } else if (!options_.parallel) {
     inline_ws_ = model_.make_workspace(options_.eval_batch);
   }
 }
@@ -51,6 +54,71 @@ EvalRecord Evaluator::evaluate(const Pending& p, Workspace& ws) const {
   return row;
 }
 
+std::unique_ptr<Workspace> Evaluator::take_workspace() {
+  {
+    std::lock_guard lock(ws_mu_);
+    if (!spare_ws_.empty()) {
+      auto ws = std::move(spare_ws_.back());
+      spare_ws_.pop_back();
+      return ws;
+    }
+  }
+  return model_.make_workspace(options_.eval_batch);
+}
+
+void Evaluator::give_back(std::unique_ptr<Workspace> ws) {
+  std::lock_guard lock(ws_mu_);
+  spare_ws_.push_back(std::move(ws));
+}
+
+EvalRecord Evaluator::evaluate_blocks(const Pending& p) {
+  // Fixed blocks of eval_batch samples (a workspace's max batch, so each block is one chunk of
+  // Model::evaluate_sums): the test samples, then the train samples.
+  struct Block {
+    const Split* split;
+    std::size_t first;
+    std::size_t count;
+  };
+  const auto samples = [](const Split& s, std::size_t max) {
+    return max == 0 ? s.count : std::min(max, s.count);
+  };
+  const std::size_t test_total = samples(data_.test, options_.test_samples);
+  const std::size_t train_total = samples(data_.train, options_.train_samples);
+  const auto batch = static_cast<std::size_t>(options_.eval_batch);
+  std::vector<Block> blocks;
+  for (std::size_t first = 0; first < test_total; first += batch) {
+    blocks.push_back({&data_.test, first, std::min(batch, test_total - first)});
+  }
+  const std::size_t test_blocks = blocks.size();
+  for (std::size_t first = 0; first < train_total; first += batch) {
+    blocks.push_back({&data_.train, first, std::min(batch, train_total - first)});
+  }
+  std::vector<EvalSums> sums(blocks.size());
+  parallel_for_index(blocks.size(), [&](std::size_t i) {
+    auto ws = take_workspace();
+    sums[i] =
+        model_.evaluate_sums(p.params, *blocks[i].split, blocks[i].first, blocks[i].count, *ws);
+    give_back(std::move(ws));
+  });
+  // Added in block order from 0, as Model::evaluate adds its chunks: the same bits.
+  EvalSums test, train;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    EvalSums& to = i < test_blocks ? test : train;
+    to.loss += sums[i].loss;
+    to.errors += sums[i].errors;
+  }
+  const auto mean = [](double x, std::size_t n) {
+    return n == 0 ? 0.0 : x / static_cast<double>(n);
+  };
+  EvalRecord row;
+  row.wall_s = p.wall_s;
+  row.iteration = p.iteration;
+  row.test_loss = mean(test.loss, test_total);
+  row.test_error = mean(static_cast<double>(test.errors), test_total);
+  row.train_loss = mean(train.loss, train_total);
+  return row;
+}
+
 void Evaluator::store(std::size_t index, const EvalRecord& row) {
   {
     std::lock_guard lock(mu_);
@@ -72,7 +140,7 @@ void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const f
       return;
     }
   }
-  Pending p{wall_s, iteration, {params.begin(), params.end()}, 0};
+  Pending p{wall_s, iteration, {params.begin(), params.end()}, 0, final && options_.parallel};
   {
     std::lock_guard lock(mu_);
     p.index = results_.size();
@@ -84,6 +152,8 @@ void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const f
   }
   if (options_.background) {
     cv_.notify_one();
+  } else if (options_.parallel) {
+    store(p.index, evaluate_blocks(p));
   } else {
     store(p.index, evaluate(p, *inline_ws_));
   }
@@ -115,7 +185,8 @@ void Evaluator::run_background() {
       Pending p;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        cv_.wait(lock,
+                 [&] { return stopping_ || (!queue_.empty() && !queue_.front().for_finish); });
         if (stopping_) return;
         p = std::move(queue_.front());
         queue_.pop_front();
@@ -165,9 +236,46 @@ std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
     cv_.notify_all();
     thread_.join();
   }
-  // Training is over: the remaining snapshots may use every core. Plain threads rather than
-  // tbb::parallel_for: TBB's runtime is not instrumented, so ThreadSanitizer would report its
-  // internal hand-offs as races in every threaded run.
+  // Training is over: the remaining snapshots may use every core.
+  if (options_.parallel) {
+    const auto interrupted = [&] {
+      return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
+    };
+    // Each snapshot a task. Fewer snapshots than threads (the final one alone, most often):
+    // each in blocks, so they still fill the cores. More: a snapshot per task in one piece,
+    // which measured a little faster than blocks there (docs/performance.md, "oneTBB").
+    const bool in_blocks =
+        rest.size() < static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+    parallel_for_index(rest.size(), [&](std::size_t i) {
+      if (failed()) return;  // a failure ends the evaluations (serially: the failing drain's)
+      if (i + 1 < rest.size() && interrupted()) return;  // only the final snapshot is left
+      try {
+        if (in_blocks) {
+          store(rest[i].index, evaluate_blocks(rest[i]));
+        } else {
+          auto ws = take_workspace();
+          store(rest[i].index, evaluate(rest[i], *ws));
+          give_back(std::move(ws));
+        }
+      } catch (const std::exception& e) {
+        fail(e.what());
+      } catch (...) {
+        fail("an exception that is not a std::exception");
+      }
+    });
+  } else {
+    drain_on_threads(rest, interrupt);
+  }
+  std::lock_guard lock(mu_);
+  // Rows not evaluated (skipped after a signal, or a failed evaluation) have none.
+  std::vector<EvalRecord> rows;
+  for (std::size_t i = 0; i < results_.size(); ++i) {
+    if (done_[i]) rows.push_back(results_[i]);
+  }
+  return rows;
+}
+
+void Evaluator::drain_on_threads(std::vector<Pending>& rest, const std::atomic<bool>* interrupt) {
   const auto interrupted = [&] {
     return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
   };
@@ -191,13 +299,6 @@ std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
   for (std::size_t t = 1; t < helpers; ++t) pool.emplace_back(drain);
   drain();
   for (auto& t : pool) t.join();
-  std::lock_guard lock(mu_);
-  // Rows not evaluated (skipped after a signal, or a failed evaluation) have none.
-  std::vector<EvalRecord> rows;
-  for (std::size_t i = 0; i < results_.size(); ++i) {
-    if (done_[i]) rows.push_back(results_[i]);
-  }
-  return rows;
 }
 
 std::optional<EvalRecord> Evaluator::latest() const {

@@ -8,17 +8,33 @@
 // where evaluation costs no virtual time) submit() evaluates at once, so target-error stops are
 // deterministic.
 //
+// Parallel evaluation (options.parallel, the default): where no training competes for the cores
+// (inline, and the snapshots left when training stops) one snapshot's test and train samples
+// are split into blocks of eval_batch samples, evaluated as oneTBB tasks, and their sums added
+// in block order: the same additions in the same order as one thread's evaluation, so every
+// row is bit for bit what the serial evaluation gives, whatever the thread count. The snapshots
+// left at the end are tasks too (in blocks while there are fewer than threads), so a long
+// backlog and the final snapshot (which the background thread leaves to finish()) both use
+// every core. The background thread stays
+// serial at SCHED_IDLE: TBB's threads run at normal priority and would take the cores from the
+// workers. Without options.parallel each snapshot is evaluated on one thread (inline: the
+// caller; at the end: one plain thread per core, a snapshot each), the baseline of
+// benchmarks/tbb_bench.cpp.
+//
 // An exception while evaluating (in background or at the end) is kept, not thrown: failed()
 // turns true and failure() has its message; the snapshots it left unevaluated have no row.
 //
 // Thread safety: submit() from one thread (the server); target_reached() and failed() from any
-// thread; finish() once, from the thread that owns the Evaluator.
+// thread; finish() once, from the thread that owns the Evaluator. Evaluations run on the
+// background thread, on the caller of submit() (inline) or finish(), and on TBB's threads; each
+// uses a workspace of its own (spare_ws_, under ws_mu_) and records its row under mu_.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -38,6 +54,8 @@ struct EvaluatorOptions {
   std::size_t train_samples = 10000;
   double target_error = 0.0;  // 0 = none
   int eval_batch = 500;
+  // Evaluate one snapshot in parallel blocks (oneTBB) inline and after the run (see above).
+  bool parallel = true;
 };
 
 class Evaluator {
@@ -81,8 +99,18 @@ class Evaluator {
     std::uint64_t iteration;
     std::vector<float> params;
     std::size_t index;  // position in results_
+    // The final snapshot with options.parallel: the background thread leaves it to finish(),
+    // which is called right after it and evaluates it on every core.
+    bool for_finish = false;
   };
   EvalRecord evaluate(const Pending& p, Workspace& ws) const;
+  // As evaluate(), in blocks of eval_batch samples run as TBB tasks; the same row bit for bit.
+  EvalRecord evaluate_blocks(const Pending& p);
+  // A workspace for one evaluation at a time: a spare one, else a new one.
+  std::unique_ptr<Workspace> take_workspace();
+  void give_back(std::unique_ptr<Workspace> ws);
+  // The snapshots left at the end, without options.parallel: one plain thread per core.
+  void drain_on_threads(std::vector<Pending>& rest, const std::atomic<bool>* interrupt);
   void store(std::size_t index, const EvalRecord& row);
   void run_background();
   // Keeps the first exception's message and sets failed_.
@@ -109,6 +137,8 @@ class Evaluator {
   // before, under mu_). stop_due polls it lock-free.
   std::atomic<bool> failed_{false};
   std::unique_ptr<Workspace> inline_ws_;
+  std::mutex ws_mu_;  // a leaf: held only to move a workspace in or out of spare_ws_
+  std::vector<std::unique_ptr<Workspace>> spare_ws_;  // GUARDED_BY(ws_mu_)
   std::thread thread_;
 };
 

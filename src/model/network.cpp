@@ -120,28 +120,28 @@ std::optional<float> Network::loss_and_gradient(std::span<const float> w, const 
   return static_cast<float>(loss);
 }
 
-EvalResult Network::evaluate(std::span<const float> w, const Split& data, Workspace& workspace,
-                             std::size_t max_samples) const {
+EvalSums Network::evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
+                                std::size_t count, Workspace& workspace) const {
   NetworkWorkspace& ws = as_network(workspace, this);
   if (w.size() != num_params()) throw std::invalid_argument("evaluate: wrong parameter count");
   if (data.dim() != input_.dim()) {
     throw std::invalid_argument(
         fmt::format("evaluate: samples of {} floats for a model of {}", data.dim(), input_.dim()));
   }
-  const std::size_t total = max_samples == 0 ? data.count : std::min(max_samples, data.count);
-  if (total == 0) return {};
-  double loss = 0.0;
-  std::size_t errors = 0;
-  for (std::size_t first = 0; first < total; first += ws.max_batch) {
-    const int n = static_cast<int>(std::min<std::size_t>(ws.max_batch, total - first));
-    forward(w.data(), data.sample(first), n, ws, nullptr);
-    const CrossEntropySums sums = softmax_cross_entropy(
-        ws.act.back().data(), data.labels.data() + first, num_classes_, n, nullptr, ws.loss);
-    loss += sums.loss;
-    errors += sums.errors;
+  if (first > data.count || count > data.count - first) {
+    throw std::invalid_argument(fmt::format("evaluate: samples [{}, {}) of a split of {}", first,
+                                            first + count, data.count));
   }
-  return {loss / static_cast<double>(total),
-          static_cast<double>(errors) / static_cast<double>(total)};
+  EvalSums total;
+  for (std::size_t done = 0; done < count; done += ws.max_batch) {
+    const int n = static_cast<int>(std::min<std::size_t>(ws.max_batch, count - done));
+    forward(w.data(), data.sample(first + done), n, ws, nullptr);
+    const CrossEntropySums sums = softmax_cross_entropy(
+        ws.act.back().data(), data.labels.data() + first + done, num_classes_, n, nullptr, ws.loss);
+    total.loss += sums.loss;
+    total.errors += sums.errors;
+  }
+  return total;
 }
 
 double Network::gradient_flops(int batch_size) const {

@@ -43,8 +43,8 @@ class Network final : public Model {
   std::optional<float> loss_and_gradient(std::span<const float> w, const Batch& batch,
                                          std::span<float> grad, Workspace& ws,
                                          const std::atomic<bool>* cancel) const override;
-  EvalResult evaluate(std::span<const float> w, const Split& data, Workspace& ws,
-                      std::size_t max_samples) const override;
+  EvalSums evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
+                         std::size_t count, Workspace& ws) const override;
   double gradient_flops(int batch_size) const override;
 
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }

@@ -39,10 +39,10 @@ class ThrowingModel final : public Model {
     }
     return inner_->loss_and_gradient(w, batch, grad, ws, cancel);
   }
-  EvalResult evaluate(std::span<const float> w, const Split& data, Workspace& ws,
-                      std::size_t max_samples) const override {
+  EvalSums evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
+                         std::size_t count, Workspace& ws) const override {
     if (bad_eval_) throw std::runtime_error("evaluation ran out of memory");
-    return inner_->evaluate(w, data, ws, max_samples);
+    return inner_->evaluate_sums(w, data, first, count, ws);
   }
 
  private:

@@ -1,8 +1,13 @@
-// Runtime theory: harmonic numbers, order statistics, and each closed form against the
-// Monte-Carlo simulation of the same rule state machines.
+// Runtime theory: harmonic numbers, order statistics, each closed form against the
+// Monte-Carlo simulation of the same rule state machines, and the Monte Carlo's chunks
+// (the same estimate for a seed at any thread count).
 #include "stalesgd/theory/runtime.hpp"
 
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 #include <catch2/catch.hpp>
+
+#include "theory/monte_carlo.hpp"
 
 using namespace stalesgd;
 
@@ -86,4 +91,78 @@ TEST_CASE("no closed form where the paper gives none", "[theory]") {
   auto heavy = parse_distribution("pareto:scale=5ms,shape=0.9");
   REQUIRE(heavy.ok());
   CHECK_FALSE(closed_form_runtime({RuleKind::kKBatchAsync, 8, 2}, **heavy).has_value());
+}
+
+TEST_CASE("Monte Carlo: chunks by P and N, never by the thread count", "[theory]") {
+  CHECK(monte_carlo_chunks(8, 20000) == 8);    // a warm-up of 80 updates per 2500
+  CHECK(monte_carlo_chunks(8, 2000) == 2);     // 80 per 1000; 4 chunks would give 80 per 500
+  CHECK(monte_carlo_chunks(64, 20000) == 2);   // 640 per 10000
+  CHECK(monte_carlo_chunks(256, 20000) == 1);  // 2560: one simulation
+  CHECK(monte_carlo_chunks(1, 32) == 1);
+  const auto prof = profile("exp:mean=10ms", 4);
+  const auto bad = monte_carlo_runtime_in_chunks({RuleKind::kAsync, 4, 1}, prof, 3200, 1,
+                                                 DelayMode::kPad, 0.0, 3);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message == "Monte Carlo: 3 chunks do not divide 32 batches");
+}
+
+TEST_CASE("Monte Carlo: the same seed gives the same estimate at 1, 2 and 8 threads", "[theory]") {
+  const auto prof = profile("shifted-exp:shift=5ms,mean=10ms", 8);
+  for (const RuleConfig rule :
+       {RuleConfig{RuleKind::kKAsync, 8, 3}, RuleConfig{RuleKind::kKBatchSync, 8, 2},
+        RuleConfig{RuleKind::kSync, 8, 8}}) {
+    std::vector<MonteCarloEstimate> runs;
+    for (int threads : {1, 2, 8}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      // An arena of `threads` slots, so that 8 threads really run on a 2-core machine.
+      tbb::task_arena arena(threads);
+      arena.execute([&] {
+        auto mc = monte_carlo_runtime(rule, prof, 16000, 11);
+        REQUIRE(mc.ok());
+        runs.push_back(*mc);
+      });
+    }
+    for (const auto& r : runs) {
+      INFO(to_string(rule.kind) << " K=" << rule.k);
+      // Bit for bit: the chunks are combined in chunk order, whoever ran them.
+      CHECK(r.seconds == runs[0].seconds);
+      CHECK(r.ci95 == runs[0].ci95);
+      CHECK(r.mean_staleness == runs[0].mean_staleness);
+      CHECK(r.iterations == 16000);
+    }
+    // And another seed gives another estimate.
+    auto other = monte_carlo_runtime(rule, prof, 16000, 12);
+    REQUIRE(other.ok());
+    CHECK(other->seconds != runs[0].seconds);
+  }
+}
+
+TEST_CASE("Monte Carlo: 1, 2 or 8 chunks estimate the same E[T]", "[theory]") {
+  const auto prof = profile("exp:mean=10ms", 8);
+  const RuleConfig rule{RuleKind::kKSync, 8, 4};
+  const double closed = closed_form_runtime(rule, *prof.iid())->seconds;
+  for (int chunks : {1, 2, 8}) {
+    INFO(chunks << " chunks");
+    auto mc = monte_carlo_runtime_in_chunks(rule, prof, 32000, 5, DelayMode::kPad, 0.0, chunks);
+    REQUIRE(mc.ok());
+    CHECK(mc->iterations == 32000);
+    CHECK(std::abs(mc->seconds - closed) <= 2.0 * mc->ci95);
+  }
+  // monte_carlo_runtime is the chunked estimate with monte_carlo_chunks' count.
+  auto by_default = monte_carlo_runtime(rule, prof, 32000, 5);
+  auto eight = monte_carlo_runtime_in_chunks(rule, prof, 32000, 5, DelayMode::kPad, 0.0, 8);
+  REQUIRE(by_default.ok());
+  REQUIRE(eight.ok());
+  CHECK(by_default->seconds == eight->seconds);
+}
+
+TEST_CASE("Monte Carlo: staleness is the steady state's, after each chunk's warm-up", "[theory]") {
+  const auto prof = profile("exp:mean=10ms", 8);
+  // Async: each gradient is P - 1 = 7 updates stale on average (a cold start has less).
+  auto async = monte_carlo_runtime({RuleKind::kAsync, 8, 1}, prof, 64000, 2);
+  REQUIRE(async.ok());
+  CHECK(async->mean_staleness == Approx(7.0).epsilon(0.01));
+  auto sync = monte_carlo_runtime({RuleKind::kSync, 8, 8}, prof, 3200, 2);
+  REQUIRE(sync.ok());
+  CHECK(sync->mean_staleness == 0.0);
 }

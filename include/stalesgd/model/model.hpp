@@ -7,6 +7,7 @@
 // thread's scratch buffers (activations, im2col, ...) so that a step allocates nothing.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,12 @@ namespace stalesgd {
 struct EvalResult {
   double loss = 0.0;   // mean cross-entropy (without the L2 term)
   double error = 0.0;  // fraction misclassified, in [0, 1]
+};
+
+// The sums behind an EvalResult, over some run of samples.
+struct EvalSums {
+  double loss = 0.0;       // summed cross-entropy (without the L2 term)
+  std::size_t errors = 0;  // samples misclassified
 };
 
 // Per-thread scratch; each model defines its own. Opaque to callers.
@@ -54,10 +61,22 @@ class Model {
       std::span<const float> w, const Batch& batch, std::span<float> grad, Workspace& ws,
       const std::atomic<bool>* cancel = nullptr) const = 0;
 
-  // Mean loss and error of `w` over the first `max_samples` samples of `data` (all when 0),
-  // in chunks of the workspace's max batch.
-  virtual EvalResult evaluate(std::span<const float> w, const Split& data, Workspace& ws,
-                              std::size_t max_samples = 0) const = 0;
+  // Summed loss and errors of `w` over samples [first, first + count) of `data`, computed in
+  // chunks of the workspace's max batch whose sums are added in order (from 0). Splitting a
+  // range at multiples of the max batch and adding the parts' sums in order therefore gives the
+  // whole range's sums bit for bit, which lets evaluations run in parallel blocks.
+  virtual EvalSums evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
+                                 std::size_t count, Workspace& ws) const = 0;
+
+  // Mean loss and error of `w` over the first `max_samples` samples of `data` (all when 0).
+  EvalResult evaluate(std::span<const float> w, const Split& data, Workspace& ws,
+                      std::size_t max_samples = 0) const {
+    const std::size_t total = max_samples == 0 ? data.count : std::min(max_samples, data.count);
+    if (total == 0) return {};
+    const EvalSums sums = evaluate_sums(w, data, 0, total, ws);
+    return {sums.loss / static_cast<double>(total),
+            static_cast<double>(sums.errors) / static_cast<double>(total)};
+  }
 
   // Floating-point operations of one loss_and_gradient on `batch_size` samples, counting 2 per
   // multiply-add of the matrix products (forward and backward; elementwise work not counted)
