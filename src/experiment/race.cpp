@@ -17,12 +17,15 @@
 #include "config/option_table.hpp"
 #include "experiment/mpi_launch.hpp"
 #include "experiment/provenance.hpp"
+#include "experiment/race_progress.hpp"
 #include "experiment/run_config.hpp"
 #include "output/checkpoint.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/output/provenance.hpp"
 #include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
+#include "util/logging.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -133,7 +136,9 @@ std::optional<nlohmann::json> finished_summary(const fs::path& dir) {
 // One run of this process into `dir`, through a journal; with --resume from its checkpoint
 // when it has one.
 Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const fs::path& dir,
-                               const std::atomic<bool>* interrupt, const RaceSettings& settings) {
+                               const std::atomic<bool>* interrupt, const RaceSettings& settings,
+                               RaceProgress& progress, std::size_t index) {
+  Provenance provenance = Provenance::begin(settings.command_line);
   TrainerOptions o = r.options();
   o.checkpoint_every_s = settings.checkpoint_every_s;
   auto resolved = ResolvedRun::resolve(o);
@@ -158,9 +163,27 @@ Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const 
   auto journal = RunJournal::open(
       dir, payload ? RunJournal::Existing::kContinue : RunJournal::Existing::kOverwrite, offsets);
   if (!journal) return journal.error();
-  auto run =
-      train(*resolved, ds, TrainIo{interrupt, journal->get(), payload ? &*payload : nullptr});
-  if (!run) return run.error();
+  auto log = logging::RunLog::open(dir);
+  if (!log) return log.error();
+  (*log)->record(spdlog::level::info,
+                 fmt::format("{} run '{}' of: {}", payload ? "resume:" : "start:", r.label,
+                             shell_quoted(settings.command_line)));
+  const auto reporter = progress.start(index, log->get());
+  auto run = train(*resolved, ds,
+                   TrainIo{.interrupt = interrupt,
+                           .journal = journal->get(),
+                           .resume = payload ? &*payload : nullptr,
+                           .progress = reporter.get(),
+                           .log = (*log)->logger().get()});
+  if (!run) {
+    (*log)->record(spdlog::level::err, run.error().message);
+    return run.error();
+  }
+  provenance.ended = std::chrono::system_clock::now();
+  (*log)->record(
+      spdlog::level::info,
+      fmt::format("end: {} after {} iterations, {:.3f} s", to_string(run->stop_reason),
+                  run->updates.empty() ? 0 : run->updates.back().iteration, run->wall_s));
   std::string error;
   if (run->stop_reason == StopReason::kDiverged) error = run->divergence;
   if (run->stop_reason == StopReason::kFailed || run->stop_reason == StopReason::kWorkersFailed ||
@@ -168,7 +191,11 @@ Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const 
     error = run->stop_message;
   }
   const auto theory = predict_runtime(*resolved);
-  if (auto s = finish_run_outputs(**journal, *resolved, *run, theory, error); !s) return s.error();
+  if (auto s = finish_run_outputs(**journal, *resolved, *run, theory, error,
+                                  settings.command_line.empty() ? Provenance{} : provenance);
+      !s) {
+    return s.error();
+  }
   if (run->stop_reason == StopReason::kFailed) return Error{run->stop_message};
   return make_row(r, *run, theory);
 }
@@ -176,9 +203,14 @@ Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const 
 // Run `r` into its folder: its row kept from an earlier race (--resume), from an mpirun job, or
 // trained here.
 Result<RaceRow> race_one(const ExperimentRun& r, const RaceData& data, const fs::path& out_dir,
-                         const std::atomic<bool>* interrupt, const RaceSettings& settings) {
+                         const std::atomic<bool>* interrupt, const RaceSettings& settings,
+                         RaceProgress& progress, std::size_t index) {
   const fs::path dir = out_dir / r.slug;
   const auto done = settings.resume ? finished_summary(dir) : std::nullopt;
+  const auto started = std::chrono::steady_clock::now();
+  const auto wall = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   if (done || r.options().engine == EngineKind::kMpi) {
     std::optional<nlohmann::json> summary = done;
     if (!summary) {
@@ -186,6 +218,7 @@ Result<RaceRow> race_one(const ExperimentRun& r, const RaceData& data, const fs:
       if (!ran) return Error{fmt::format("run '{}': {}", r.label, ran.error().message)};
       summary = std::move(ran).value();
     }
+    progress.finished(index, done ? 0.0 : wall());  // a kept run says nothing of the time
     try {
       return row_from_summary(r, *summary);
     } catch (const std::exception& e) {
@@ -194,7 +227,8 @@ Result<RaceRow> race_one(const ExperimentRun& r, const RaceData& data, const fs:
     }
   }
   const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
-  auto row = run_in_process(r, ds, dir, interrupt, settings);
+  auto row = run_in_process(r, ds, dir, interrupt, settings, progress, index);
+  progress.finished(index, wall());
   if (!row) return Error{fmt::format("run '{}': {}", r.label, row.error().message)};
   return row;
 }
@@ -227,6 +261,7 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
   if (auto s = write_race_provenance(ex, out_dir); !s) return s.error();
 
   const std::size_t n = ex.runs.size();
+  RaceProgress progress(ex, settings.progress, settings.progress_every_s, settings.jobs);
   std::mutex mu;  // guards rows, errors, stop, and the calls of on_run_done
   std::vector<std::optional<RaceRow>> rows(n);  // GUARDED_BY(mu)
   std::vector<std::optional<Error>> errors(n);  // GUARDED_BY(mu)
@@ -242,7 +277,7 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
         return;
       }
     }
-    auto row = race_one(ex.runs[i], data, out_dir, interrupt, settings);
+    auto row = race_one(ex.runs[i], data, out_dir, interrupt, settings, progress, i);
     std::lock_guard lock(mu);
     if (!row) {
       errors[i] = row.error();

@@ -254,14 +254,10 @@ TEST_CASE("race CLI: a race killed with kill -9 and resumed writes the uninterru
   const auto resumed = run_shell(race + b.string() + " --resume");
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
-  const auto bytes = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
   for (const char* f :
        {"results.csv", "k-sync/summary.json", "k-async/updates.csv", "k-async/gradients.csv",
         "k-async/evals.csv", "k-async/summary.json", "async/updates.csv", "async/summary.json"}) {
     INFO(f);
-    CHECK(bytes(a / f) == bytes(b / f));
+    CHECK(output_bytes(a / f) == output_bytes(b / f));
   }
 }

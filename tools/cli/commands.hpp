@@ -63,10 +63,10 @@ struct RaceArgs {
   bool progress = true;             // progress on stderr (--no-progress: none)
   double progress_every_s = 10.0;   // seconds between progress log lines
   std::vector<std::string> command_line;  // argv as given, for each run's summary.json
-  std::vector<std::string> set;     // --set key=value, in the order given: every run
-  std::vector<std::string> only;    // --only PATTERN: the runs whose label or slug matches
-  std::string data_dir;             // --data-dir: every run's data_dir; empty = the file's
-  int jobs = 1;                     // --jobs: virtual-clock runs at a time
+  std::vector<std::string> set;           // --set key=value, in the order given: every run
+  std::vector<std::string> only;          // --only PATTERN: the runs whose label or slug matches
+  std::string data_dir;                   // --data-dir: every run's data_dir; empty = the file's
+  int jobs = 1;                           // --jobs: virtual-clock runs at a time
 };
 
 // `stalesgd race`: every run of a TOML experiment, outputs per run, results.csv and a table.

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
 #include "stalesgd/experiment/race.hpp"
+#include "util/logging.hpp"
 
 namespace stalesgd::cli {
 namespace {
@@ -112,7 +113,12 @@ int run_race(const RaceArgs& args) {
         }
         std::fflush(stdout);
       },
-      RaceSettings{args.resume, args.checkpoint_every_s, args.jobs});
+      RaceSettings{.resume = args.resume,
+                   .checkpoint_every_s = args.checkpoint_every_s,
+                   .jobs = args.jobs,
+                   .progress = args.progress && logging::stderr_level() <= spdlog::level::info,
+                   .progress_every_s = args.progress_every_s,
+                   .command_line = args.command_line});
   if (!outcome) return fail(outcome.error().message);
 
   double target = 0.0;

@@ -82,6 +82,13 @@ struct RaceSettings {
   // Runs at a time. Only runs that may_run_alongside() share the time: they go first, then
   // the others one at a time. The outputs are those of jobs = 1.
   int jobs = 1;
+  // Progress on stderr (docs/cli.md, "Logging and progress"): each run's line with "[i/n]
+  // label" and the race's ETA. Off: none on stderr; each run's run.log records it anyway.
+  bool progress = false;
+  double progress_every_s = 10.0;  // seconds between progress log lines
+  // argv of the command that started the race: each run's summary.json records it with the
+  // times and host ("provenance"); empty: no provenance.
+  std::vector<std::string> command_line;
 };
 
 // Whether a run's outputs stay the same when other runs share the machine: a virtual-clock
