@@ -14,6 +14,8 @@
 #include <tbb/task_arena.h>
 #include <catch2/catch.hpp>
 
+#include "support/forwarding_model.hpp"
+
 using namespace stalesgd;
 
 namespace {
@@ -87,23 +89,11 @@ void check_identical(const std::vector<EvalRecord>& a, const std::vector<EvalRec
 // first evaluation until finish() lifts its priority, so that the snapshots after the first
 // are all left for finish() whatever the scheduler does; kThrow also throws on every other
 // thread.
-class Wrapped final : public Model {
+class Wrapped final : public test::ForwardingModel {
  public:
   enum class Eval { kThrow, kHoldIdle };
-  Wrapped(std::unique_ptr<Model> inner, Eval eval) : inner_(std::move(inner)), eval_(eval) {}
-  std::string describe() const override { return inner_->describe(); }
-  std::size_t num_params() const override { return inner_->num_params(); }
-  void init_params(std::span<float> w, std::uint64_t seed) const override {
-    inner_->init_params(w, seed);
-  }
-  std::unique_ptr<Workspace> make_workspace(int max_batch) const override {
-    return inner_->make_workspace(max_batch);
-  }
-  std::optional<float> loss_and_gradient(std::span<const float> w, const Batch& batch,
-                                         std::span<float> grad, Workspace& ws,
-                                         const std::atomic<bool>* cancel) const override {
-    return inner_->loss_and_gradient(w, batch, grad, ws, cancel);
-  }
+  Wrapped(std::unique_ptr<Model> inner, Eval eval)
+      : ForwardingModel(std::move(inner)), eval_(eval) {}
   EvalSums evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
                          std::size_t count, Workspace& ws) const override {
     static thread_local bool background = false;
@@ -116,7 +106,7 @@ class Wrapped final : public Model {
     if (eval_ == Eval::kThrow && !background) {
       throw std::runtime_error("no memory for the evaluation");
     }
-    return inner_->evaluate_sums(w, data, first, count, ws);
+    return inner().evaluate_sums(w, data, first, count, ws);
   }
   // Until the background thread holds its snapshot: then finish() finds the rest queued.
   void wait_until_held() const {
@@ -127,7 +117,6 @@ class Wrapped final : public Model {
   }
 
  private:
-  std::unique_ptr<Model> inner_;
   Eval eval_;
   // Release/acquire: the test thread waits on it; it carries no data.
   mutable std::atomic<bool> holding_{false};

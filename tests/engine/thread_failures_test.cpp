@@ -10,6 +10,7 @@
 #include "engine/engine_test_util.hpp"
 #include "engine/run_context.hpp"
 #include "stalesgd/util/seed.hpp"
+#include "support/forwarding_model.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -19,34 +20,25 @@ namespace {
 
 // A softmax whose gradients (after `good_gradients` of them) or evaluations throw: a real
 // Model, as a user's could be, through the engine's ordinary paths.
-class ThrowingModel final : public Model {
+class ThrowingModel final : public ForwardingModel {
  public:
   ThrowingModel(std::unique_ptr<Model> inner, int good_gradients, bool bad_evaluations)
-      : inner_(std::move(inner)), good_(good_gradients), bad_eval_(bad_evaluations) {}
-  std::string describe() const override { return inner_->describe(); }
-  std::size_t num_params() const override { return inner_->num_params(); }
-  void init_params(std::span<float> w, std::uint64_t seed) const override {
-    inner_->init_params(w, seed);
-  }
-  std::unique_ptr<Workspace> make_workspace(int max_batch) const override {
-    return inner_->make_workspace(max_batch);
-  }
+      : ForwardingModel(std::move(inner)), good_(good_gradients), bad_eval_(bad_evaluations) {}
   std::optional<float> loss_and_gradient(std::span<const float> w, const Batch& batch,
                                          std::span<float> grad, Workspace& ws,
                                          const std::atomic<bool>* cancel) const override {
     if (good_ >= 0 && calls_.fetch_add(1, std::memory_order_relaxed) >= good_) {
       throw std::runtime_error("gradient kernel failed");
     }
-    return inner_->loss_and_gradient(w, batch, grad, ws, cancel);
+    return inner().loss_and_gradient(w, batch, grad, ws, cancel);
   }
   EvalSums evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
                          std::size_t count, Workspace& ws) const override {
     if (bad_eval_) throw std::runtime_error("evaluation ran out of memory");
-    return inner_->evaluate_sums(w, data, first, count, ws);
+    return inner().evaluate_sums(w, data, first, count, ws);
   }
 
  private:
-  std::unique_ptr<Model> inner_;
   int good_;  // < 0: never throws
   bool bad_eval_;
   mutable std::atomic<int> calls_{0};  // relaxed: only counts
