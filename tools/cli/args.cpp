@@ -1,15 +1,15 @@
-// Every subcommand's flags, defaults and --help text. The only translation unit that includes
-// cxxopts: it fills plain structs (commands.hpp) and hands them to the commands.
+// The subcommands' flags, defaults and --help text (race's in race_args.cpp): fills plain
+// structs (commands.hpp) and hands them to the commands.
 #include "cli/args.hpp"
 
 #include <fmt/format.h>
-#include <cxxopts.hpp>
 
 #include <algorithm>
 #include <string_view>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/flag_parsing.hpp"
 // The option table is internal to the library (src/); the CLI target sees include/ only.
 #include "config/option_table.hpp"
 #include "stalesgd/straggler/duration.hpp"
@@ -38,73 +38,6 @@ constexpr const char* kUsage =
     "                  [--checkpoint-every T]\n"
     "\n"
     "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree.\n";
-
-// A flag given more than once; its message is the whole error line.
-struct DuplicateFlag : cxxopts::exceptions::parsing {
-  using cxxopts::exceptions::parsing::parsing;
-};
-
-// Parses argv with `options`; unknown flags and stray arguments become usage errors.
-// cxxopts only knows one-letter options as short flags (-k), but the documented CLI spells
-// K as --k: rewrite "--k" and "--k=V" to "-k" before parsing.
-cxxopts::ParseResult parse(cxxopts::Options& options, int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (auto& a : args) {
-    if (a == "--k") a = "-k";
-    if (a.rfind("--k=", 0) == 0) a = "-k" + a.substr(4);
-  }
-  std::vector<char*> ptrs;
-  for (auto& a : args) ptrs.push_back(a.data());
-  auto result = options.parse(static_cast<int>(ptrs.size()), ptrs.data());
-  if (!result.unmatched().empty()) {
-    throw cxxopts::exceptions::parsing(
-        fmt::format("unexpected argument '{}'", result.unmatched().front()));
-  }
-  // cxxopts keeps the last of a repeated flag; which one the user meant is a guess, so refuse.
-  for (const auto& kv : result.arguments()) {
-    if (result.count(kv.key()) > 1) {
-      throw DuplicateFlag(fmt::format("--{} given twice; give it once", kv.key()));
-    }
-  }
-  return result;
-}
-
-constexpr const char* kLogGroup = "Logging (docs/cli.md)";
-
-// -q, -v and --log-level: what stderr shows, for every command.
-void add_logging_options(cxxopts::Options& options) {
-  // clang-format off
-  options.add_options(kLogGroup)
-      ("q,quiet", "Print only the result: no progress, only warnings and errors on stderr")
-      ("v,verbose", "Also log debug messages on stderr (snapshots, checkpoints)")
-      ("log-level", "What stderr shows: trace, debug, info, warn, error or off (default info; "
-                    "run.log records debug and up)", cxxopts::value<std::string>());
-  // clang-format on
-}
-
-Status apply_logging(const cxxopts::ParseResult& r) {
-  const auto given = r.count("quiet") + r.count("verbose") + r.count("log-level");
-  if (given > 1) return Error{"-q, -v and --log-level exclude each other; give one"};
-  auto level = spdlog::level::info;
-  if (r.count("quiet")) level = spdlog::level::warn;
-  if (r.count("verbose")) level = spdlog::level::debug;
-  if (r.count("log-level")) {
-    auto parsed = logging::parse_level(r["log-level"].as<std::string>());
-    if (!parsed) return parsed.error();
-    level = *parsed;
-  }
-  logging::set_stderr_level(level);
-  return {};
-}
-
-int usage_error(const std::string& command, const std::string& what) {
-  return fail(fmt::format("{}; see `stalesgd {} --help`", what, command), 2);
-}
-
-int usage_error(const std::string& command, const cxxopts::exceptions::exception& e) {
-  if (dynamic_cast<const DuplicateFlag*>(&e) != nullptr) return fail(e.what(), 2);
-  return usage_error(command, std::string(e.what()));
-}
 
 int data_command(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
@@ -286,100 +219,6 @@ int theory_command(int argc, char** argv) {
     return run_theory(a);
   } catch (const cxxopts::exceptions::exception& e) {
     return usage_error("theory", e);
-  }
-}
-
-// The values of a flag that may be given many times (--set, --only), taken out of `args`: the
-// shared parse() refuses any repeated flag. "--flag V" and "--flag=V" both count.
-Result<std::vector<std::string>> take_repeated(std::vector<std::string>& args,
-                                               const std::string& flag) {
-  std::vector<std::string> values, rest;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--" + flag) {
-      if (i + 1 >= args.size()) return Error{fmt::format("--{} needs a value", flag)};
-      values.push_back(args[++i]);
-    } else if (args[i].rfind("--" + flag + "=", 0) == 0) {
-      values.push_back(args[i].substr(flag.size() + 3));
-    } else {
-      rest.push_back(args[i]);
-    }
-  }
-  args = std::move(rest);
-  return values;
-}
-
-int race_command(int argc, char** argv, const std::vector<std::string>& command_line) {
-  cxxopts::Options options(
-      "stalesgd race",
-      "Run the training runs of a TOML experiment (a key given as a list sweeps it), each into "
-      "DIR/<run>/,\nthen print the results table (time to target error, error at the budget, "
-      "seconds per iteration\nmeasured and predicted, staleness, wasted work) and write "
-      "DIR/results.csv, DIR/runs.csv and\nDIR/experiment.toml. Docs: docs/experiments.md.");
-  // clang-format off
-  options.add_options()
-      ("config", "Experiment file, e.g. experiments/quickstart.toml", cxxopts::value<std::string>())
-      ("out", "Output directory", cxxopts::value<std::string>())
-      ("set", "KEY=VALUE: set a key of the file in every run, VALUE as train's flag takes it (time=5s); KEY=[V1,V2] sweeps it (repeatable)", cxxopts::value<std::string>())
-      ("only", "Run only the runs whose label or slug matches this shell pattern, e.g. 'k-async*' (repeatable)", cxxopts::value<std::string>())
-      ("data-dir", "Directory holding the data sets, for every run (as train's --data-dir; replaces the file's data_dir)", cxxopts::value<std::string>())
-      ("jobs", "Virtual-clock runs at a time; real-clock runs still go one at a time", cxxopts::value<int>()->default_value("1"))
-      ("dry-run", "Check the file, every run's data set and model, and list the runs in a table without running them")
-      ("force", "Write into an --out that already holds files (files of the same names are replaced)")
-      ("resume", "Finish the race in --out: keep the runs that finished, continue the one with a checkpoint, run the rest")
-      ("checkpoint-every", "Each run writes a checkpoint this often (its clock), so --resume continues it; 0s = never", cxxopts::value<std::string>()->default_value("0s"))
-      ("progress-every", "Seconds between progress lines in the log (stderr when it is not a terminal, and each run.log)", cxxopts::value<std::string>()->default_value("10s"))
-      ("no-progress", "No progress on stderr (each run.log still records it)")
-      ("h,help", "Show this help");
-  // clang-format on
-  add_logging_options(options);
-  try {
-    std::vector<std::string> args(argv, argv + argc);
-    RaceArgs a;
-    auto set = take_repeated(args, "set");
-    if (!set) return usage_error("race", set.error().message);
-    auto only = take_repeated(args, "only");
-    if (!only) return usage_error("race", only.error().message);
-    a.set = std::move(set).value();
-    a.only = std::move(only).value();
-    std::vector<char*> ptrs;
-    for (auto& arg : args) ptrs.push_back(arg.data());
-    auto r = parse(options, static_cast<int>(ptrs.size()), ptrs.data());
-    if (r.count("help")) {
-      fmt::print("{}", options.help());
-      return 0;
-    }
-    if (!r.count("config")) return usage_error("race", "--config FILE is required");
-    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
-    a.command_line = command_line;
-    a.progress = r.count("no-progress") == 0;
-    const auto progress_every = parse_duration(r["progress-every"].as<std::string>());
-    if (!progress_every || !(*progress_every > 0.0)) {
-      return fail(fmt::format("--progress-every: {}",
-                              progress_every ? "must be a positive duration such as 10s"
-                                             : progress_every.error().message),
-                  2);
-    }
-    a.progress_every_s = *progress_every;
-    a.config = r["config"].as<std::string>();
-    a.dry_run = r.count("dry-run") > 0;
-    a.force = r.count("force") > 0;
-    a.resume = r.count("resume") > 0;
-    if (a.force && a.resume) return fail("--force and --resume exclude each other: pick one", 2);
-    const auto every = parse_duration(r["checkpoint-every"].as<std::string>());
-    if (!every) {
-      return fail(fmt::format("--checkpoint-every: {}", every.error().message), 2);
-    }
-    a.checkpoint_every_s = *every;
-    a.jobs = r["jobs"].as<int>();
-    if (a.jobs < 1 || a.jobs > 1024) {
-      return fail(fmt::format("--jobs {} is not a number of runs from 1 to 1024", a.jobs), 2);
-    }
-    if (r.count("data-dir")) a.data_dir = r["data-dir"].as<std::string>();
-    if (!r.count("out") && !a.dry_run) return usage_error("race", "--out DIR is required");
-    if (r.count("out")) a.out = r["out"].as<std::string>();
-    return run_race(a);
-  } catch (const cxxopts::exceptions::exception& e) {
-    return usage_error("race", e);
   }
 }
 

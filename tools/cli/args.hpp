@@ -1,4 +1,5 @@
-// Command-line parsing for every subcommand (cxxopts is confined to args.cpp).
+// Command-line parsing for every subcommand (cxxopts is confined to args.cpp, race_args.cpp and
+// flag_parsing.cpp).
 #pragma once
 
 namespace stalesgd::cli {

@@ -1,0 +1,71 @@
+// The flag parsing every subcommand shares: parse(), usage errors, the logging flags.
+#include "cli/flag_parsing.hpp"
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "util/logging.hpp"
+
+namespace stalesgd::cli {
+
+// Parses argv with `options`; unknown flags and stray arguments become usage errors.
+// cxxopts only knows one-letter options as short flags (-k), but the documented CLI spells
+// K as --k: rewrite "--k" and "--k=V" to "-k" before parsing.
+cxxopts::ParseResult parse(cxxopts::Options& options, int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (auto& a : args) {
+    if (a == "--k") a = "-k";
+    if (a.rfind("--k=", 0) == 0) a = "-k" + a.substr(4);
+  }
+  std::vector<char*> ptrs;
+  for (auto& a : args) ptrs.push_back(a.data());
+  auto result = options.parse(static_cast<int>(ptrs.size()), ptrs.data());
+  if (!result.unmatched().empty()) {
+    throw cxxopts::exceptions::parsing(
+        fmt::format("unexpected argument '{}'", result.unmatched().front()));
+  }
+  // cxxopts keeps the last of a repeated flag; which one the user meant is a guess, so refuse.
+  for (const auto& kv : result.arguments()) {
+    if (result.count(kv.key()) > 1) {
+      throw DuplicateFlag(fmt::format("--{} given twice; give it once", kv.key()));
+    }
+  }
+  return result;
+}
+
+// -q, -v and --log-level: what stderr shows, for every command.
+void add_logging_options(cxxopts::Options& options) {
+  // clang-format off
+  options.add_options(kLogGroup)
+      ("q,quiet", "Print only the result: no progress, only warnings and errors on stderr")
+      ("v,verbose", "Also log debug messages on stderr (snapshots, checkpoints)")
+      ("log-level", "What stderr shows: trace, debug, info, warn, error or off (default info; "
+                    "run.log records debug and up)", cxxopts::value<std::string>());
+  // clang-format on
+}
+
+Status apply_logging(const cxxopts::ParseResult& r) {
+  const auto given = r.count("quiet") + r.count("verbose") + r.count("log-level");
+  if (given > 1) return Error{"-q, -v and --log-level exclude each other; give one"};
+  auto level = spdlog::level::info;
+  if (r.count("quiet")) level = spdlog::level::warn;
+  if (r.count("verbose")) level = spdlog::level::debug;
+  if (r.count("log-level")) {
+    auto parsed = logging::parse_level(r["log-level"].as<std::string>());
+    if (!parsed) return parsed.error();
+    level = *parsed;
+  }
+  logging::set_stderr_level(level);
+  return {};
+}
+
+int usage_error(const std::string& command, const std::string& what) {
+  return fail(fmt::format("{}; see `stalesgd {} --help`", what, command), 2);
+}
+
+int usage_error(const std::string& command, const cxxopts::exceptions::exception& e) {
+  if (dynamic_cast<const DuplicateFlag*>(&e) != nullptr) return fail(e.what(), 2);
+  return usage_error(command, std::string(e.what()));
+}
+
+}  // namespace stalesgd::cli

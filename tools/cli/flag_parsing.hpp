@@ -1,0 +1,38 @@
+// The flag parsing every subcommand shares (cxxopts is confined to args.cpp, race_args.cpp and
+// flag_parsing.cpp, since it is slow to compile): one parse that refuses repeated flags and
+// spells K as --k, one-line usage errors, and the logging flags of every command.
+#pragma once
+
+#include <cxxopts.hpp>
+
+#include <string>
+#include <vector>
+
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd::cli {
+
+// The --help group of -q, -v and --log-level.
+inline constexpr const char* kLogGroup = "Logging (docs/cli.md)";
+
+// A flag given more than once; its message is the whole error line.
+struct DuplicateFlag : cxxopts::exceptions::parsing {
+  using cxxopts::exceptions::parsing::parsing;
+};
+
+// Parses argv with `options`; unknown flags, stray arguments and repeated flags become usage
+// errors (exceptions for usage_error()).
+cxxopts::ParseResult parse(cxxopts::Options& options, int argc, char** argv);
+
+// -q, -v and --log-level: what stderr shows, for every command; apply_logging() sets it.
+void add_logging_options(cxxopts::Options& options);
+Status apply_logging(const cxxopts::ParseResult& r);
+
+// "stalesgd: error: <what>; see `stalesgd <command> --help`", exit 2.
+int usage_error(const std::string& command, const std::string& what);
+int usage_error(const std::string& command, const cxxopts::exceptions::exception& e);
+
+// `stalesgd race ...` (race_args.cpp).
+int race_command(int argc, char** argv, const std::vector<std::string>& command_line);
+
+}  // namespace stalesgd::cli
