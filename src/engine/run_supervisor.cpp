@@ -246,6 +246,12 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
   run.wall_s = end_s;
   evaluator_.submit(end_s, iteration, params, /*final=*/true);
   run.evals = evaluator_.finish(ctx_.interrupt);
+  // The journal logged the snapshots it wrote; without one they are logged here, at the end.
+  for (std::size_t i = journal_ != nullptr ? evals_seen_ : 0; i < run.evals.size(); ++i) {
+    const auto& e = run.evals[i];
+    ctx_.logger().debug("snapshot at {:.3f} s, iteration {}: test error {:.4f}, train loss {:.4f}",
+                        e.wall_s, e.iteration, e.test_error, e.train_loss);
+  }
   run.evals_skipped = evaluator_.skipped();
   if (reason == StopReason::kFailed && !io_error_.empty() && run.stop_message.empty()) {
     run.stop_message = io_error_;

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
@@ -120,10 +121,9 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   if (ready && !data) ready = data.error();
   // --engine mpi: every rank is ready, or all stop and rank 0 names the one that is not.
   if (auto s = mpi::agree(ready); !s) return failed(s.error().message, 1);
-  if (log) {
-    log->logger()->debug("data: {} ({} training, {} test samples) from {}", data->name,
-                         data->train.count, data->test.count, options.data_dir.string());
-  }
+  spdlog::logger& logger = log ? *log->logger() : *spdlog::default_logger();
+  logger.debug("data: {} ({} training, {} test samples) from {}", data->name, data->train.count,
+               data->test.count, options.data_dir.string());
   // Progress on stderr from rank 0 only, and not with -q or --no-progress.
   ProgressReporter progress(
       options.progress && mpi::reports() && logging::stderr_level() <= spdlog::level::info,
