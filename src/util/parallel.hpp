@@ -50,6 +50,18 @@ inline void show() {
   AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
 }
 
+// Whether this TBB worker is hidden. A worker can end while still in the arena (TBB ends its
+// workers when the arena or the last global_control goes, without on_scheduler_exit); TSan
+// reports a thread that ends with its accesses still ignored, so the thread_local's destructor,
+// which glibc runs before TSan's own end-of-thread handling, shows it again.
+struct WorkerHidden {
+  bool on = false;
+  ~WorkerHidden() {
+    if (on) show();
+  }
+};
+inline thread_local WorkerHidden worker_hidden;
+
 // Hides the arena's worker threads for as long as they are in it: outside our fn(i) they run
 // only TBB's code.
 class HideWorkers final : public tbb::task_scheduler_observer {
@@ -60,10 +72,14 @@ class HideWorkers final : public tbb::task_scheduler_observer {
   }
   ~HideWorkers() override { observe(false); }
   void on_scheduler_entry(bool worker) override {
-    if (worker) hide();
+    if (!worker || worker_hidden.on) return;
+    hide();
+    worker_hidden.on = true;
   }
   void on_scheduler_exit(bool worker) override {
-    if (worker) show();
+    if (!worker || !worker_hidden.on) return;
+    show();
+    worker_hidden.on = false;
   }
 };
 
