@@ -10,8 +10,8 @@
 // (2) states the two orderings TBB guarantees as happens-before edges: everything before the
 // call happens before each fn(i), and each fn(i) happens before the return. fn's own accesses
 // stay visible, so a race between two fn(i) (or with another thread) is still reported. The
-// workers are hidden by an observer of one arena that every call runs in (of max(8, cores)
-// slots; tbb::global_control still caps its threads). Plain builds compile to a bare
+// workers are hidden by an observer of one arena that every call runs in (one slot per core;
+// tbb::global_control still caps its threads). Plain builds compile to a bare
 // tbb::parallel_for in the caller's arena. See docs/performance.md, "oneTBB".
 #pragma once
 
@@ -124,7 +124,8 @@ class HideCall {
 // The arena every parallel_for_index runs in under TSan, its observer in place before the first
 // task.
 inline tbb::task_arena& arena() {
-  static tbb::task_arena arena(std::max(8, tbb::info::default_concurrency()));
+  // As many slots as TBB has threads: asking for more prints a "TBB Warning" on stderr.
+  static tbb::task_arena arena(tbb::info::default_concurrency());
   static HideWorkers workers(arena);
   return arena;
 }
