@@ -75,6 +75,11 @@ void RunSupervisor::progress(double t, std::uint64_t iteration, double mean_stal
   progress_->update(s);
 }
 
+void RunSupervisor::log_snapshot(const EvalRecord& e) const {
+  ctx_.logger().debug("snapshot at {:.3f} s, iteration {}: test error {:.4f}, train loss {:.4f}",
+                      e.wall_s, e.iteration, e.test_error, e.train_loss);
+}
+
 void RunSupervisor::journal_failed(const Error& error) {
   if (io_error_.empty()) io_error_ = error.message;
   io_failed_.store(true, std::memory_order_relaxed);
@@ -95,11 +100,7 @@ void RunSupervisor::write_staged() {
   if (s) {
     const auto evals = evaluator_.ready(evals_seen_);
     evals_seen_ += evals.size();
-    for (const auto& e : evals) {
-      ctx_.logger().debug(
-          "snapshot at {:.3f} s, iteration {}: test error {:.4f}, train loss {:.4f}", e.wall_s,
-          e.iteration, e.test_error, e.train_loss);
-    }
+    for (const auto& e : evals) log_snapshot(e);
     s = journal_->append(evals);
   }
   if (!s) journal_failed(s.error());
@@ -248,9 +249,7 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
   run.evals = evaluator_.finish(ctx_.interrupt);
   // The journal logged the snapshots it wrote; without one they are logged here, at the end.
   for (std::size_t i = journal_ != nullptr ? evals_seen_ : 0; i < run.evals.size(); ++i) {
-    const auto& e = run.evals[i];
-    ctx_.logger().debug("snapshot at {:.3f} s, iteration {}: test error {:.4f}, train loss {:.4f}",
-                        e.wall_s, e.iteration, e.test_error, e.train_loss);
+    log_snapshot(run.evals[i]);
   }
   run.evals_skipped = evaluator_.skipped();
   if (reason == StopReason::kFailed && !io_error_.empty() && run.stop_message.empty()) {

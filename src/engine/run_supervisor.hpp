@@ -119,6 +119,8 @@ class RunSupervisor {
   // The common part of checkpoint() once the journal holds every row up to time t.
   void write_checkpoint(double t, const std::string& engine_state);
   void journal_failed(const Error& error);
+  // One debug line in the run's log for an evaluated snapshot (-v, run.log).
+  void log_snapshot(const EvalRecord& e) const;
 
   RunContext& ctx_;
   const TrainerOptions& o_;
