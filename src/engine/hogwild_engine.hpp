@@ -94,7 +94,10 @@ class HogwildEngine final : public SupervisedEngine {
     for (const auto& w : workers_) {
       std::lock_guard lock(w->mu);
       const WorkerRecord& s = w->stats;
-      const std::uint64_t cut = above[static_cast<std::size_t>(s.worker)];
+      // Rows recorded since inspect() collected (this worker pushed meanwhile) are left out
+      // the same way: counted under the lock they were recorded under.
+      const std::uint64_t cut =
+          above[static_cast<std::size_t>(s.worker)] + w->updates.size() - w->taken;
       for (std::uint64_t v : {s.started, s.computed, s.pushed - cut, s.applied - cut}) out.u64(v);
       out.f64(s.busy_s);
       out.f64(s.idle_s);
