@@ -22,6 +22,11 @@ std::optional<ClosedForm> closed_form_runtime(const RuleConfig& rule, const Dist
     return ClosedForm{k * se->mean_s / p, "K / (P mu)"};
   }
   if (rule.kind == RuleKind::kAsync || rule.kind == RuleKind::kKAsync) {
+    // K = 1 is k-batch-async with K = 1: each worker is a renewal process with mean E[X], so
+    // updates come at rate P / E[X] whatever the distribution (not only the bound below).
+    if (k == 1 && std::isfinite(x.mean()) && !exponential) {
+      return ClosedForm{x.mean() / p, "E[X] / P"};
+    }
     if (exponential)
       return ClosedForm{(harmonic(p) - harmonic(p - k)) * se->mean_s, "(H_P - H_{P-K}) / mu"};
     if (se) {

@@ -27,12 +27,7 @@
 #include <tbb/task_arena.h>
 #include <tbb/task_scheduler_observer.h>
 
-extern "C" {
-void AnnotateIgnoreReadsBegin(const char* file, int line);
-void AnnotateIgnoreReadsEnd(const char* file, int line);
-void AnnotateIgnoreWritesBegin(const char* file, int line);
-void AnnotateIgnoreWritesEnd(const char* file, int line);
-}
+#include "util/tsan_hide.hpp"
 #endif
 
 namespace stalesgd {
@@ -40,15 +35,8 @@ namespace stalesgd {
 #if defined(__SANITIZE_THREAD__)
 namespace tsan_tbb {
 
-// Hides this thread's memory accesses from TSan until the matching show(); nests (a counter).
-inline void hide() {
-  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-  AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
-}
-inline void show() {
-  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-  AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
-}
+using tsan::hide;
+using tsan::show;
 
 // Whether this TBB worker is hidden. A worker can end while still in the arena (TBB ends its
 // workers when the arena or the last global_control goes, without on_scheduler_exit); TSan

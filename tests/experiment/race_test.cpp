@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/fixtures.hpp"
+#include "support/sanitized.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -232,8 +233,12 @@ TEST_CASE("race CLI: a race killed with kill -9 and resumed writes the uninterru
           "[experiment][cli][resume]") {
   TempDir dir;
   const fs::path config = dir / "three.toml";
-  std::ofstream(config) << "name = \"three\"\nmodel = \"mlp\"\nclock = \"virtual\"\nworkers = 4\n"
-                           "delay = \"exp:mean=10ms\"\ntime = \"15s\"\neval_every = \"1s\"\n"
+  // Lighter where the sanitizers slow compute 10-40x; the same three runs and checks.
+  std::ofstream(config) << "name = \"three\"\nmodel = \"" << (kSanitized ? "softmax" : "mlp")
+                        << "\"\nclock = \"virtual\"\nworkers = 4\n"
+                           "delay = \"exp:mean=10ms\"\ntime = \""
+                        << (kSanitized ? "8s" : "15s")
+                        << "\"\neval_every = \"1s\"\n"
                            "[[run]]\nlabel = \"k-sync\"\nrule = \"k-sync\"\nk = 2\n"
                            "[[run]]\nlabel = \"k-async\"\nrule = \"k-async\"\nk = 2\n"
                            "[[run]]\nlabel = \"async\"\nrule = \"async\"\n";

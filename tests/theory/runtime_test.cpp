@@ -82,6 +82,23 @@ TEST_CASE("shifted exponential: k-async is faster per iteration than k-sync", "[
   }
 }
 
+TEST_CASE("async takes the mean delay over P per iteration under every delay family", "[theory]") {
+  for (const std::string spec :
+       {"shifted-exp:shift=10ms,mean=10ms", "lognormal:median=10ms,sigma=0.8",
+        "pareto:scale=5ms,shape=2.5", "uniform:10ms..30ms"}) {
+    const auto prof = profile(spec, 8);
+    auto closed = closed_form_runtime({RuleKind::kAsync, 8, 1}, *prof.iid());
+    REQUIRE(closed.has_value());
+    INFO(spec);
+    CHECK(closed->formula == "E[X] / P");
+    CHECK_FALSE(closed->upper_bound);
+    CHECK(closed->seconds == Approx(prof.iid()->mean() / 8));
+    auto mc = monte_carlo_runtime({RuleKind::kAsync, 8, 1}, prof, 40000, 5);
+    REQUIRE(mc.ok());
+    CHECK(std::abs(mc->seconds - closed->seconds) <= 2.0 * mc->ci95);
+  }
+}
+
 TEST_CASE("no closed form where the paper gives none", "[theory]") {
   auto pareto = parse_distribution("pareto:scale=5ms,shape=1.5");
   REQUIRE(pareto.ok());

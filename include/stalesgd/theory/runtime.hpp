@@ -32,11 +32,11 @@ struct ClosedForm {
 };
 
 // The closed form for `rule` with P workers and K when every worker draws i.i.d. from `x`:
-//   k-sync/sync        E[X_{K:P}]                         (any distribution; exp: (H_P -
-//   H_{P-K})/mu) k-batch-sync       K / (P mu)                          (exponential only)
-//   k-async/async      (H_P - H_{P-K}) / mu                (exponential only; shifted-exp: <=
-//   E[X_{K:P}]) k-batch-async      K E[X] / P                          (any distribution, renewal
-//   argument)
+// - k-sync, sync: E[X_{K:P}] for any distribution; (H_P - H_{P-K}) / mu for exponential.
+// - k-batch-sync: K / (P mu), exponential only.
+// - async: E[X] / P for any distribution (renewal argument, as k-batch-async with K = 1).
+// - k-async: (H_P - H_{P-K}) / mu for exponential; at most E[X_{K:P}] for shifted-exp.
+// - k-batch-async: K E[X] / P for any distribution (renewal argument).
 // nullopt where the paper gives none.
 std::optional<ClosedForm> closed_form_runtime(const RuleConfig& rule, const Distribution& x);
 
