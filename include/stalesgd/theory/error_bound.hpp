@@ -2,6 +2,8 @@
 // excess loss E[F(w_J)] - F* after J updates with a fixed learning rate, for a c-strongly convex,
 // L-smooth F, and the error-versus-wallclock curve it gives with J = t / E[T] (docs/theory.md,
 // "Error"). Every formula lives here and in src/theory/error_bound.cpp, nowhere else.
+//
+// Thread safety: pure functions of their arguments; call them from any thread.
 #pragma once
 
 #include <string>
