@@ -44,6 +44,23 @@ TEST_CASE("theory --error predicts each K and the best K per budget", "[error][t
   CHECK(j["budgets"][1].contains("best_k"));
 }
 
+TEST_CASE("theory --error applies Theorem 3 to k-async with the given p0 and gamma",
+          "[error][theory][cli]") {
+  auto args = base();
+  for (const char* a :
+       {"--l2", "1e-3", "--rule", "k-async", "--k", "2", "--p0", "0.5", "--gamma", "0.2", "--json"})
+    args.emplace_back(a);
+  auto r = run_cli(args);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.output);
+  REQUIRE(j["rules"].size() == 1);
+  const auto& row = j["rules"][0];
+  CHECK(row["theorem"] == "Theorem 3");
+  CHECK(row["gamma_prime"].get<double>() == Approx(1 - 0.2 + 0.25));
+  CHECK(row["mean_staleness"].get<double>() > 0.0);
+}
+
 TEST_CASE("theory --error refuses l2 = 0 and non-convex models in one line",
           "[error][theory][cli]") {
   auto args = base();
