@@ -33,6 +33,7 @@ constexpr const char* kUsage =
     "                 --iterations N | --time 60s | --target-error 0.08\n"
     "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
     "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
+    "  stalesgd theory --error --model softmax --l2 1e-3 --rule R --delay SPEC [--budget T,...]\n"
     "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force | --resume]\n"
     "                  [--set KEY=VALUE ...] [--only PATTERN ...] [--data-dir DIR] [--jobs N]\n"
     "                  [--checkpoint-every T]\n"
@@ -168,6 +169,10 @@ int train_command(int argc, char** argv, const std::vector<std::string>& command
 }
 
 int theory_command(int argc, char** argv) {
+  // `theory --error` has flags of its own (theory_error.cpp).
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--error") return theory_error_command(argc, argv);
+  }
   cxxopts::Options options(
       "stalesgd theory",
       "Expected seconds per iteration of a K-of-P rule under a delay spec: the "
@@ -183,6 +188,7 @@ int theory_command(int argc, char** argv) {
       ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
       ("seed", "Seed of the simulation", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("json", "Print JSON instead of a table")
+      ("error", "Predict error against wallclock instead (see `stalesgd theory --error --help`)")
       ("h,help", "Show this help");
   // clang-format on
   add_logging_options(options);

@@ -1,6 +1,7 @@
-// The flag parsing every subcommand shares (cxxopts is confined to args.cpp, race_args.cpp and
-// flag_parsing.cpp, since it is slow to compile): one parse that refuses repeated flags and
-// spells K as --k, one-line usage errors, and the logging flags of every command.
+// The flag parsing every subcommand shares (cxxopts is confined to args.cpp, race_args.cpp,
+// theory_error.cpp and flag_parsing.cpp, since it is slow to compile): one parse that refuses
+// repeated flags and spells K as --k, one-line usage errors, and the logging flags of every
+// command.
 #pragma once
 
 #include <cxxopts.hpp>
@@ -34,5 +35,8 @@ int usage_error(const std::string& command, const cxxopts::exceptions::exception
 
 // `stalesgd race ...` (race_args.cpp).
 int race_command(int argc, char** argv, const std::vector<std::string>& command_line);
+
+// `stalesgd theory --error ...` (theory_error.cpp).
+int theory_error_command(int argc, char** argv);
 
 }  // namespace stalesgd::cli

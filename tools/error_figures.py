@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""Predicted against measured error-versus-wallclock curves (the paper's error bounds, Lemma 1
+and Theorem 3, through `stalesgd theory --error`) for a race of experiments/error-*.toml.
+
+usage:
+  tools/error_figures.py curves RACE --out PNG --csv CSV [--stalesgd BIN] [--title T]
+  tools/error_figures.py best-k RACE [RACE ...] --out PNG --csv CSV [--stalesgd BIN]
+
+curves  one panel per race: the measured excess loss of each K (mean over seeds, solid) and
+        the bound's prediction (dashed), log scale; CSV: per K, E[T] predicted and measured,
+        the predicted floor against the measured one (mean over the last quarter), the
+        predicted and measured error at a few budgets and their ratio, p0 against the
+        measured fraction of fresh gradients.
+best-k  the best K as a function of the budget t, predicted (argmin of the bound) against
+        measured (argmin of the measured mean excess, smoothed over neighbouring snapshots).
+
+Measured excess loss = train_loss (mean cross-entropy over the first 10,000 training samples,
+evals.csv) minus the same at w* (theory --error's `train_loss_star`); the L2 term is left out
+of both (evals.csv does not record |w|): docs/reproducing-the-paper.md says how much that is.
+The prediction is computed by the C++ code only (budgets = the snapshot times), so the
+formulas live in one place (src/theory/error_bound.cpp). Needs Debian's python3-pandas and
+python3-matplotlib. Bad input: one line, exit 1.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from load_race import LoadError, load_race  # noqa: E402
+
+AT = [0.4, 2.0, 8.0, 30.0]  # budgets (virtual seconds) the CSVs report: snapshot times
+
+
+def config_of(race):
+    """The one rule, lr, batch, l2, P, delay and seed of the race (K varies)."""
+    out = {}
+    for key in ("rule", "lr", "batch", "l2", "workers", "delay", "seed", "dataset"):
+        values = race.runs[f"config.{key}"].dropna().unique()
+        if key != "seed" and len(values) != 1:
+            raise LoadError(f"{race.dir}: runs differ in {key} ({list(values)}); one per race")
+        out[key] = values[0]
+    return out
+
+
+def predict(binary, cfg, budgets, cache):
+    """`stalesgd theory --error --json` for the race's configuration, cached in the race."""
+    args = [binary, "theory", "--error", "--json", "--rule", str(cfg["rule"]),
+            "--workers", str(int(cfg["workers"])), "--delay", str(cfg["delay"]),
+            "--lr", str(cfg["lr"]), "--batch", str(int(cfg["batch"])), "--l2", str(cfg["l2"]),
+            "--dataset", str(cfg["dataset"]), "--seed", str(int(cfg["seed"])),
+            "--budget", ",".join(f"{b:.6g}s" for b in budgets)]
+    if cache.is_file():
+        saved = json.loads(cache.read_text())
+        if saved.get("args") == args[1:]:
+            return saved["prediction"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise LoadError(f"{' '.join(args)} failed: {r.stderr.strip() or r.stdout.strip()}")
+    prediction = json.loads(r.stdout)
+    cache.write_text(json.dumps({"args": args[1:], "prediction": prediction}))
+    return prediction
+
+
+def measured(race, star):
+    """{K: (times, mean excess over seeds)} on the snapshot grid of the race."""
+    snaps = race.snapshots.copy()
+    snaps["excess"] = snaps["train_loss"] - star
+    out = {}
+    for k, rows in snaps.groupby("config.k"):
+        table = rows.pivot_table(index="wall_s", columns="slug", values="excess").dropna()
+        out[int(k)] = (table.index.to_numpy(), table.mean(axis=1).to_numpy())
+    return out
+
+
+def fresh_fraction(race):
+    """{K: the fraction of applied gradients with staleness 0}, from gradients.csv."""
+    g = race.gradients.merge(race.runs[["slug", "config.k"]], on="slug")
+    return {int(k): float((rows["staleness"] == 0).mean()) for k, rows in g.groupby("config.k")}
+
+
+def race_prediction(binary, path):
+    race = load_race(path, gradients=True)
+    cfg = config_of(race)
+    grid = np.unique(np.round(race.snapshots["wall_s"].to_numpy(), 6))
+    grid = grid[grid > 0]
+    budgets = sorted(set(np.geomspace(grid.min(), grid.max(), 60).tolist() + AT))
+    pred = predict(binary, cfg, budgets, Path(path) / "theory-error.json")
+    return race, cfg, pred
+
+
+def at(times, values, t):
+    """The mean of the measured values at snapshots within 20% of t (noise averaged), or at the
+    nearest snapshot when none is that close."""
+    near = np.abs(times - t) <= 0.2 * t
+    if not near.any():
+        near = np.abs(times - t) == np.abs(times - t).min()
+    return float(values[near].mean())
+
+
+def curves(a):
+    fig, ax = plt.subplots(1, len(a.race), figsize=(6.5 * len(a.race), 4.6), squeeze=False)
+    rows = []
+    for panel, path in zip(ax[0], a.race):
+        race, cfg, pred = race_prediction(a.stalesgd, path)
+        meas = measured(race, pred["constants"]["train_loss_star"])
+        fresh = fresh_fraction(race)
+        spi = race.runs.groupby("config.k")["seconds_per_iteration"].mean()
+        budgets = np.array([b["seconds"] for b in pred["budgets"]])
+        for i, rule in enumerate(pred["rules"]):
+            k = rule["k"]
+            errors = np.array([b["errors"][i] for b in pred["budgets"]])
+            line, = panel.plot(*meas[k], lw=1.4, label=f"K={k} measured")
+            panel.plot(budgets, errors, "--", color=line.get_color(), lw=1.2,
+                       label=f"K={k} {rule['theorem']}")
+            t, v = meas[k]
+            floor_meas = float(v[t >= 0.75 * t.max()].mean())
+            row = {"rule": cfg["rule"], "k": k,
+                   "seconds_per_iteration_predicted": rule["seconds_per_iteration"],
+                   "seconds_per_iteration_measured": float(spi[k]),
+                   "p0": rule["p0"], "fresh_measured": fresh.get(k, float("nan")),
+                   "gamma": rule["gamma"], "gamma_prime": rule["gamma_prime"],
+                   "floor_predicted": rule["floor"], "floor_measured": floor_meas,
+                   "floor_ratio": rule["floor"] / floor_meas}
+            for b in AT:
+                j = int(np.argmin(np.abs(budgets - b)))
+                m = at(t, v, b)
+                row[f"predicted_{b:g}s"] = errors[j]
+                row[f"measured_{b:g}s"] = m
+                row[f"ratio_{b:g}s"] = errors[j] / m
+            rows.append(row)
+        c = pred["constants"]
+        panel.set_title(f"{cfg['rule']}, P = {int(cfg['workers'])}: L = {c['L']:.3g}, "
+                        f"c = {c['c']:.3g}, sigma^2 = {c['sigma2']:.3g}", fontsize=9)
+        panel.set_xscale("log")
+        panel.set_yscale("log")
+        panel.set_xlabel("virtual seconds")
+        panel.set_ylabel("F(w) - F* (train loss excess)")
+        panel.legend(fontsize=7, ncol=2)
+        panel.grid(alpha=0.3)
+    fig.suptitle(a.title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(a.out, dpi=110)
+    write_csv(a.csv, rows)
+
+
+def best_k(a):
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    rows = []
+    for path in a.race:
+        race, cfg, pred = race_prediction(a.stalesgd, path)
+        meas = measured(race, pred["constants"]["train_loss_star"])
+        ks = [r["k"] for r in pred["rules"]]
+        budgets = [b["seconds"] for b in pred["budgets"]]
+        predicted = [b["best_k"] for b in pred["budgets"]]
+        measured_best = [min(ks, key=lambda k: at(*meas[k], t)) for t in budgets]
+        line, = ax.step(budgets, predicted, "--", where="mid", label=f"{cfg['rule']} predicted")
+        ax.step(budgets, measured_best, where="mid", color=line.get_color(),
+                label=f"{cfg['rule']} measured")
+        for t, p, m in zip(budgets, predicted, measured_best):
+            rows.append({"rule": cfg["rule"], "budget_s": t, "best_k_predicted": p,
+                         "best_k_measured": m})
+    ax.set_xscale("log")
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("budget t (virtual seconds)")
+    ax.set_ylabel("best K")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.set_title(a.title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(a.out, dpi=110)
+    write_csv(a.csv, rows)
+
+
+def write_csv(path, rows):
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(path, index=False, float_format="%.6g")
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", choices=["curves", "best-k"])
+    p.add_argument("race", nargs="+", help="`stalesgd race --out` folders, one rule each")
+    p.add_argument("--out", required=True, help="the PNG to write")
+    p.add_argument("--csv", required=True, help="the summary CSV to write")
+    p.add_argument("--stalesgd", default="build/stalesgd", help="the stalesgd binary")
+    p.add_argument("--title", default="predicted (dashed) against measured (solid)")
+    a = p.parse_args(argv)
+    try:
+        curves(a) if a.command == "curves" else best_k(a)
+    except (LoadError, KeyError, OSError) as e:
+        print(f"error_figures.py: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
