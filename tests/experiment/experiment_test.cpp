@@ -163,6 +163,7 @@ TEST_CASE("every experiment shipped in experiments/ loads and expands to its run
       {"paper-6-adasync.toml", 21},
       {"paper-6-adasync-real.toml", 30},
       {"paper-7-shifted-exp.toml", 18},
+      {"ssp-vs-k-async.toml", 10},
   };
   std::size_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator(
