@@ -103,7 +103,8 @@ std::vector<OptionDecl> make_table() {
       .default_text = "0", .help = "L2 coefficient lambda (adds lambda/2 ||W||^2)", .group = kDataGroup}));
 
   t.push_back(field<&O::rule, &RuleSpec::name>({.name = "rule", .type = T::kString,
-      .default_text = "sync", .help = "sync | k-sync | k-batch-sync | async | k-async | k-batch-async",
+      .default_text = "sync",
+      .help = "sync | k-sync | k-batch-sync | async | k-async | k-batch-async | ssp | backup",
       .group = kServerGroup}));
   // Not field<>: --engine mpi needs to know whether P was given or is the ranks'.
   t.push_back({.name = "workers", .type = T::kInteger, .default_text = "1",
@@ -123,6 +124,26 @@ std::vector<OptionDecl> make_table() {
   t.push_back(field<&O::rule, &RuleSpec::k>({.name = "k", .type = T::kInteger,
       .help = "Gradients per update K, 1 <= K <= P (sync: P, async: 1)", .group = kServerGroup,
       .min = 1, .max = 4096, .expects = "an integer K with 1 <= K <= P"}));
+  // Not field<>: -1 means "not given", left out of summary.json for the rules it does not fit.
+  t.push_back({.name = "staleness-bound", .type = T::kInteger,
+      .help = "ssp: gradients a worker may run ahead of the slowest live worker s (0: lock-step)",
+      .group = kServerGroup, .min = 0, .max = 1'000'000'000,
+      .expects = "an integer s with 0 <= s <= 1000000000",
+      .set = [](O& o, const OptionValue& v) { o.rule.staleness_bound = std::get<std::int64_t>(v); },
+      .get = [](const O& o) -> std::optional<OptionValue> {
+        if (o.rule.staleness_bound < 0) return std::nullopt;
+        return OptionValue{o.rule.staleness_bound};
+      }});
+  t.push_back({.name = "backups", .type = T::kInteger,
+      .help = "backup: workers the update does not wait for b, 0 <= b < P (k-sync with K = P - b)",
+      .group = kServerGroup, .min = 0, .max = 4095, .expects = "an integer b with 0 <= b < P",
+      .set = [](O& o, const OptionValue& v) {
+        o.rule.backups = static_cast<int>(std::get<std::int64_t>(v));
+      },
+      .get = [](const O& o) -> std::optional<OptionValue> {
+        if (o.rule.backups < 0) return std::nullopt;
+        return OptionValue{static_cast<std::int64_t>(o.rule.backups)};
+      }});
   t.push_back(field<&O::batch>({.name = "batch", .type = T::kInteger, .default_text = "32",
       .help = "Minibatch size per gradient", .group = kServerGroup, .min = 1, .max = 65536}));
   t.push_back(field<&O::lr>({.name = "lr", .type = T::kNumber, .default_text = "0.05",

@@ -146,6 +146,11 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
           "no --delay and the real clock; drop --sequential to use the parameter server"};
     }
   }
+  if (o.server == ServerPlacement::kHogwild && rule->kind == RuleKind::kSsp) {
+    return Error{
+        "--server hogwild has no server to hold a worker back, so it cannot bound staleness "
+        "for --rule ssp; use --server inline or thread"};
+  }
   if (o.server == ServerPlacement::kHogwild && rule->kind != RuleKind::kAsync) {
     return Error{
         fmt::format("--server hogwild has no server to collect K gradients, so it runs "

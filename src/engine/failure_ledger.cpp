@@ -57,7 +57,7 @@ std::string FailureLedger::stop_message(const RuleConfig& rule, int k, int live)
       live == 0 && rule.workers > 1
           ? fmt::format("all {} workers failed", rule.workers)
           : fmt::format("{} {} failed", sorted.size() == 1 ? "worker" : "workers", who);
-  const std::string_view name = to_string(rule.kind);
+  const std::string_view name = rule.name();
   if (live == 0) {
     return fmt::format("{} ({}); {} needs at least one live worker", failed, describe(), name);
   }

@@ -8,6 +8,7 @@
 #include "rules/k_batch_async.hpp"
 #include "rules/k_batch_sync.hpp"
 #include "rules/k_sync.hpp"
+#include "rules/ssp.hpp"
 
 namespace stalesgd {
 namespace {
@@ -16,12 +17,60 @@ struct Named {
   RuleKind kind;
   const char* name;
 };
-constexpr std::array<Named, 6> kRules{{{RuleKind::kSync, "sync"},
+constexpr std::array<Named, 7> kRules{{{RuleKind::kSync, "sync"},
                                        {RuleKind::kKSync, "k-sync"},
                                        {RuleKind::kKBatchSync, "k-batch-sync"},
                                        {RuleKind::kAsync, "async"},
                                        {RuleKind::kKAsync, "k-async"},
-                                       {RuleKind::kKBatchAsync, "k-batch-async"}}};
+                                       {RuleKind::kKBatchAsync, "k-batch-async"},
+                                       {RuleKind::kSsp, "ssp"}}};
+// --rule backup: k-sync with K = P - b (docs/rules.md, "Backup workers"), no kind of its own.
+constexpr std::string_view kBackup = "backup";
+
+// --rule backup --backups b: Chen et al. 2016's sync with b backup workers, which is k-sync
+// with K = P - b. A --k that says the same K is accepted (summary.json's config holds both).
+Result<RuleConfig> resolve_backup(const RuleSpec& spec, int workers) {
+  const int b = spec.backups;
+  if (b == -1) {
+    return Error{
+        fmt::format("--rule backup needs --backups b, the workers the update does not wait for "
+                    "(0 <= b < P = {}; K = P - b)",
+                    workers)};
+  }
+  if (b < 0 || b >= workers) {
+    return Error{fmt::format(
+        "--backups {} is out of range for --workers {}: b must satisfy 0 <= b < P (K = P - b)", b,
+        workers)};
+  }
+  if (spec.k != 0 && spec.k != workers - b) {
+    return Error{fmt::format(
+        "--rule backup --backups {} waits for K = P - b = {} gradients, so --k {} does not "
+        "apply; drop --k or use --rule k-sync --k {}",
+        b, workers - b, spec.k, spec.k)};
+  }
+  RuleConfig c{RuleKind::kKSync, workers, workers - b};
+  c.backup = true;
+  return c;
+}
+
+// --rule ssp --staleness-bound s (docs/rules.md, "SSP"): K = 1.
+Result<RuleConfig> resolve_ssp(const RuleSpec& spec, int workers) {
+  if (spec.staleness_bound == -1) {
+    return Error{
+        "--rule ssp needs --staleness-bound s, how many gradients a worker may run ahead of "
+        "the slowest (0: lock-step)"};
+  }
+  if (spec.staleness_bound < 0) {
+    return Error{fmt::format("--staleness-bound {} must be >= 0", spec.staleness_bound)};
+  }
+  if (spec.k != 0 && spec.k != 1) {
+    return Error{fmt::format(
+        "ssp applies every gradient (K = 1), so --k {} does not apply; drop --k", spec.k)};
+  }
+  RuleConfig c{RuleKind::kSsp, workers, 1};
+  c.staleness_bound = spec.staleness_bound;
+  return c;
+}
 
 }  // namespace
 
@@ -45,8 +94,12 @@ Result<RuleKind> parse_rule_kind(std::string_view name) {
   for (const auto& r : kRules) {
     if (name == r.name) return r.kind;
   }
-  return Error{
-      fmt::format("unknown rule '{}'; use one of: {}", name, fmt::join(rule_names(), ", "))};
+  return Error{fmt::format("unknown rule '{}'; use one of: {}, {}", name,
+                           fmt::join(rule_names(), ", "), kBackup)};
+}
+
+std::string_view RuleConfig::name() const {
+  return backup ? kBackup : to_string(kind);
 }
 
 bool RuleConfig::synchronous() const {
@@ -54,11 +107,20 @@ bool RuleConfig::synchronous() const {
 }
 
 Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers) {
-  auto kind = parse_rule_kind(spec.name);
+  const bool backup = spec.name == kBackup;
+  auto kind = backup ? Result<RuleKind>(RuleKind::kKSync) : parse_rule_kind(spec.name);
   if (!kind) return kind.error();
   if (workers < 1) {
     return Error{fmt::format("--workers {} must be at least 1", workers)};
   }
+  if (spec.staleness_bound != -1 && *kind != RuleKind::kSsp) {
+    return Error{fmt::format("--staleness-bound applies to --rule ssp only, not {}", spec.name)};
+  }
+  if (spec.backups != -1 && !backup) {
+    return Error{fmt::format("--backups applies to --rule backup only, not {}", spec.name)};
+  }
+  if (backup) return resolve_backup(spec, workers);
+  if (*kind == RuleKind::kSsp) return resolve_ssp(spec, workers);
   const int k = spec.k;
   if (*kind == RuleKind::kSync) {
     if (k != 0 && k != workers) {
@@ -93,7 +155,7 @@ std::unique_ptr<Rule> make_rule(const RuleConfig& c) {
     case RuleKind::kSync:
       return std::make_unique<KSync>(c.workers, c.workers, "sync", /*k_is_live=*/true);
     case RuleKind::kKSync:
-      return std::make_unique<KSync>(c.workers, c.k);
+      return std::make_unique<KSync>(c.workers, c.k, std::string(c.name()));
     case RuleKind::kKBatchSync:
       return std::make_unique<KBatchSync>(c.workers, c.k);
     case RuleKind::kAsync:
@@ -102,6 +164,8 @@ std::unique_ptr<Rule> make_rule(const RuleConfig& c) {
       return std::make_unique<KAsync>(c.workers, c.k);
     case RuleKind::kKBatchAsync:
       return std::make_unique<KBatchAsync>(c.workers, c.k);
+    case RuleKind::kSsp:
+      return std::make_unique<Ssp>(c.workers, c.staleness_bound);
   }
   return nullptr;
 }

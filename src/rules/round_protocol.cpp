@@ -8,18 +8,38 @@ RoundProtocol::RoundProtocol(Rule& rule, int workers)
   starts_.reserve(state_.size());
 }
 
+// A worker that leaves kHeld is started at once: held_ counts the others.
 void RoundProtocol::start(int w, std::uint64_t version, bool cut) {
   WorkerState& s = state_[ix(w)];
+  if (s.phase == Phase::kHeld) --held_;
   s.phase = Phase::kComputing;
   s.version = version;
   ++s.started;
   starts_.push_back({w, cut});
 }
 
+void RoundProtocol::start_or_hold(int w, std::uint64_t version) {
+  if (rule_.may_start(w)) {
+    start(w, version, false);
+    return;
+  }
+  WorkerState& s = state_[ix(w)];
+  if (s.phase != Phase::kHeld) ++held_;
+  s.phase = Phase::kHeld;
+}
+
+void RoundProtocol::release_held(std::uint64_t version) {
+  if (held_ == 0) return;
+  for (int v = 0; v < workers(); ++v) {
+    if (held(v) && rule_.may_start(v)) start(v, version, false);
+  }
+}
+
 std::span<const RoundProtocol::Start> RoundProtocol::begin() {
   starts_.clear();
   for (int w = 0; w < workers(); ++w) {
-    if (!retired(w)) start(w, begin_version_, false);  // a resumed run's failed stay out
+    // A resumed run's failed stay out, and its gated workers stay held.
+    if (!retired(w)) start_or_hold(w, begin_version_);
   }
   return starts_;
 }
@@ -42,10 +62,12 @@ void RoundProtocol::load(StateReader& in) {
     in.fail("another number of workers");
     return;
   }
+  held_ = 0;
   for (auto& s : state_) {
     const std::uint64_t phase = in.u64();
-    if (phase > static_cast<std::uint64_t>(Phase::kRetired)) in.fail("a worker phase unknown");
+    if (phase > static_cast<std::uint64_t>(Phase::kHeld)) in.fail("a worker phase unknown");
     s.phase = static_cast<Phase>(phase);
+    if (s.phase == Phase::kHeld) ++held_;
     s.version = in.u64();
     s.started = in.u64();
     s.pushed = in.u64();
@@ -59,6 +81,7 @@ void RoundProtocol::restart(std::uint64_t version, std::span<const int> dropped)
     if (s.phase == Phase::kComputing) ++s.cancelled;
     if (s.phase != Phase::kRetired) s.phase = Phase::kIdle;
   }
+  held_ = 0;  // begin() holds again whom the rule's gate holds
   for (const int w : dropped) ++state_[ix(w)].cancelled;
   begin_version_ = version;
 }
@@ -80,8 +103,9 @@ RoundProtocol::Step RoundProtocol::on_arrival(int w, std::uint64_t computed_on,
     if (d.next == AfterPush::kWait) {
       pusher.phase = Phase::kWaiting;
     } else {
-      start(w, current, false);
+      start_or_hold(w, current);
     }
+    release_held(current);
     return {d, starts_};
   }
   // The update: the pusher, everyone waiting for it and (synchronous rules) everyone cut by it
@@ -90,12 +114,14 @@ RoundProtocol::Step RoundProtocol::on_arrival(int w, std::uint64_t computed_on,
   for (int v = 0; v < workers(); ++v) {
     WorkerState& s = state_[ix(v)];
     if (v == w || s.phase == Phase::kWaiting) {
-      start(v, next, false);
+      start_or_hold(v, next);
     } else if (s.phase == Phase::kComputing && d.cancel_in_flight) {
       ++s.cancelled;
       start(v, next, true);
     }
   }
+  // The pusher's count rose: held workers the slowest held back may go (ssp).
+  release_held(next);
   return {d, starts_};
 }
 

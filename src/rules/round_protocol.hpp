@@ -45,6 +45,8 @@ class RoundProtocol {
   Rule& rule() { return rule_; }
   const Rule& rule() const { return rule_; }
   int workers() const { return static_cast<int>(state_.size()); }
+  // True while the rule's gate holds worker w idle (ssp: too far ahead of the slowest).
+  bool held(int w) const { return state_[ix(w)].phase == Phase::kHeld; }
   // True while worker w's minibatch is assigned and has not reached the server.
   bool computing(int w) const { return state_[ix(w)].phase == Phase::kComputing; }
   // The version worker w's current (or last) minibatch was started on.
@@ -80,7 +82,8 @@ class RoundProtocol {
   void restart(std::uint64_t version, std::span<const int> dropped);
 
  private:
-  enum class Phase { kIdle, kComputing, kWaiting, kRetired };
+  // kHeld last: checkpoints written before it keep their numbers.
+  enum class Phase { kIdle, kComputing, kWaiting, kRetired, kHeld };
   struct WorkerState {
     Phase phase = Phase::kIdle;
     std::uint64_t version = 0;
@@ -90,11 +93,16 @@ class RoundProtocol {
   };
   static std::size_t ix(int w) { return static_cast<std::size_t>(w); }
   void start(int w, std::uint64_t version, bool cut);
+  // Starts w unless the rule's gate holds it (Rule::may_start).
+  void start_or_hold(int w, std::uint64_t version);
+  // Starts, in worker order, every held worker the rule lets go now.
+  void release_held(std::uint64_t version);
 
   Rule& rule_;
   std::vector<WorkerState> state_;
   std::vector<Start> starts_;        // the answer of the latest call
   std::uint64_t begin_version_ = 0;  // the version begin() starts everyone on
+  int held_ = 0;                     // workers in kHeld: release_held has nothing to do at 0
 };
 
 }  // namespace stalesgd

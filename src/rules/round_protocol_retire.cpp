@@ -24,6 +24,7 @@ RoundProtocol::Retirement RoundProtocol::retire(int w, std::uint64_t current) {
   // Its minibatch in flight is lost like a cut one; a gradient it already delivered (it waits
   // for the update) stays in the round.
   if (gone.phase == Phase::kComputing) ++gone.cancelled;
+  if (gone.phase == Phase::kHeld) --held_;
   gone.phase = Phase::kRetired;
   const int left = live();
   if (!rule_.runs_with(left)) {
@@ -31,7 +32,12 @@ RoundProtocol::Retirement RoundProtocol::retire(int w, std::uint64_t current) {
     return r;
   }
   r.step.decision = rule_.on_retire(w, left);
-  if (!r.step.decision.apply) return r;
+  if (!r.step.decision.apply) {
+    // The slowest live worker may be the one gone: held workers may go (ssp).
+    release_held(current);
+    r.step.start = starts_;
+    return r;
+  }
   // The update the departure completed: as in on_arrival, everyone waiting for it and (the
   // synchronous rules) everyone it cuts restart on the new version, in worker order.
   const std::uint64_t next = current + 1;
@@ -44,6 +50,7 @@ RoundProtocol::Retirement RoundProtocol::retire(int w, std::uint64_t current) {
       start(v, next, true);
     }
   }
+  release_held(next);
   r.step.start = starts_;
   return r;
 }

@@ -32,6 +32,8 @@ const std::map<std::string, std::pair<std::string, std::string>>& samples() {
       {"workers", {"8", "8"}},
       {"workers-per-rank", {"4", "4"}},
       {"k", {"3", "3"}},
+      {"staleness-bound", {"2", "2"}},
+      {"backups", {"1", "1"}},
       {"batch", {"64", "64"}},
       {"lr", {"0.125", "0.125"}},
       {"lr-rule", {"dutta:c=0.5", "\"dutta:c=0.5\""}},
@@ -93,8 +95,10 @@ TEST_CASE("option table: the default texts parse to TrainerOptions' defaults", "
     CHECK(options_to_json(o) == options_to_json(defaults));
     CHECK(d.get(o) == d.get(defaults));
   }
-  // K = 0 is "the rule's own", hidden's 128 is mlp's alone, and --out has none.
-  CHECK(without_default == std::set<std::string>{"k", "hidden", "out", "resume"});
+  // K = 0 is "the rule's own", hidden's 128 is mlp's alone, s and b belong to ssp and backup
+  // alone, and --out has none.
+  CHECK(without_default ==
+        std::set<std::string>{"k", "hidden", "staleness-bound", "backups", "out", "resume"});
 }
 
 TEST_CASE(
@@ -116,8 +120,10 @@ TEST_CASE(
   }
   CHECK(find_option("time_s") == nullptr);
 
-  TrainerOptions mlp;
+  TrainerOptions mlp;  // with every option that only some runs have
   mlp.model.name = "mlp";
+  mlp.rule.staleness_bound = 0;
+  mlp.rule.backups = 0;
   for (const auto& o : {TrainerOptions{}, mlp}) {
     const auto j = options_to_json(o);
     for (const auto& [key, value] : j.items()) {

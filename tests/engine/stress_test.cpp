@@ -25,9 +25,9 @@ Cell draw(std::mt19937_64& rng, bool real_clock) {
     const std::array<std::common_type_t<decltype(values)...>, sizeof...(values)> v{values...};
     return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
   };
-  const std::string rule =
-      pick(std::string("sync"), std::string("k-sync"), std::string("k-batch-sync"),
-           std::string("async"), std::string("k-async"), std::string("k-batch-async"));
+  const std::string rule = pick(
+      std::string("sync"), std::string("k-sync"), std::string("k-batch-sync"), std::string("async"),
+      std::string("k-async"), std::string("k-batch-async"), std::string("ssp"));
   const int p = real_clock ? pick(1, 2, 3, 4, 8) : pick(1, 2, 3, 4, 7, 8, 16, 33);
   int k = 0;
   if (rule.rfind("k-", 0) == 0) k = std::uniform_int_distribution<int>(1, p)(rng);
@@ -40,6 +40,11 @@ Cell draw(std::mt19937_64& rng, bool real_clock) {
                         std::string("lognormal:mean=5ms,sigma=1"),
                         std::string("exp:mean=5ms;w0=x10;*@0.2s=x2"));
   TrainerOptions o = quick_options(rule, p, k, delay);
+  std::string bound;
+  if (rule == "ssp") {
+    o.rule.staleness_bound = pick(0, 1, 3);
+    bound = fmt::format(" --staleness-bound {}", o.rule.staleness_bound);
+  }
   o.seed = rng();
   o.delay_mode = pick(DelayMode::kPad, DelayMode::kAdd);
   o.iterations = std::uniform_int_distribution<std::uint64_t>(1, 60)(rng);
@@ -65,9 +70,9 @@ Cell draw(std::mt19937_64& rng, bool real_clock) {
     o.compute_time_s = pick(0.0, 0.001);
     where = fmt::format(" --clock virtual --compute-time {}s", o.compute_time_s);
   }
-  const Cell c{o, fmt::format("--rule {} --workers {}{} --delay '{}' --delay-mode {} --seed {} "
+  const Cell c{o, fmt::format("--rule {} --workers {}{}{} --delay '{}' --delay-mode {} --seed {} "
                               "--iterations {}{}{}",
-                              rule, p, k ? fmt::format(" --k {}", k) : std::string(), delay,
+                              rule, p, k ? fmt::format(" --k {}", k) : std::string(), bound, delay,
                               to_string(o.delay_mode), o.seed, o.iterations, where, failure)};
   return c;
 }
@@ -140,6 +145,22 @@ void check(const Cell& cell, const RunRecord& run, double seconds) {
     if (!failures) CHECK_FALSE(w.failed);
   }
   CHECK(applied == run.gradients.size());
+  // SSP: each pusher at most s + 1 gradients ahead of the slowest live worker (docs/rules.md,
+  // "SSP"); a failed worker is live until the server learned of it.
+  if (resolved.rule().kind == RuleKind::kSsp) {
+    std::vector<std::uint64_t> pushed(run.workers.size(), 0);
+    for (const auto& g : run.gradients) {
+      const double at = run.updates[g.iteration - 1].wall_s;
+      const auto mine = ++pushed[static_cast<std::size_t>(g.worker)];
+      std::uint64_t slowest = mine;
+      for (const auto& w : run.workers) {
+        if (!w.failed || at < w.failed_at_s) {
+          slowest = std::min(slowest, pushed[static_cast<std::size_t>(w.worker)]);
+        }
+      }
+      CHECK(mine - slowest <= static_cast<std::uint64_t>(o.rule.staleness_bound) + 1);
+    }
+  }
   // A worker recorded as failed computes nothing on a version published after the server
   // learned of it: it was never started again (a gradient it pushed before may still complete
   // a later round). Hogwild! has no server: its workers stop on their own.

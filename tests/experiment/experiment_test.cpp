@@ -165,6 +165,7 @@ TEST_CASE("every experiment shipped in experiments/ loads and expands to its run
       {"paper-7-shifted-exp.toml", 18},
       {"error-k-sync.toml", 8},
       {"error-k-async.toml", 8},
+      {"ssp-vs-k-async.toml", 10},
   };
   std::size_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator(

@@ -60,7 +60,8 @@ TEST_CASE("resume: a virtual-clock run killed with kill -9 and resumed writes id
                   "--lr-rule dutta:c=0.01"),
       std::string("--rule k-batch-async --k 3 --workers 6 --delay 'exp:mean=5ms;w0=x4' "
                   "--compute-time 1ms"),
-      std::string("--rule k-sync --k 1 --workers 4 --delay exp:mean=10ms --adasync-every 2s"));
+      std::string("--rule k-sync --k 1 --workers 4 --delay exp:mean=10ms --adasync-every 2s"),
+      std::string("--rule ssp --staleness-bound 1 --workers 4 --delay 'exp:mean=1ms;w0=x8'"));
   const std::string after = GENERATE("0", "0.3");
   INFO(config << " / kill -9 " << after << " s after the first checkpoint");
   TempDir a, b;
@@ -90,6 +91,8 @@ TEST_CASE("resume: a real-clock run cut by kill -9 or SIGINT and resumed has eac
       GENERATE(std::string("--rule k-sync --k 2 --workers 4 --delay exp:mean=2ms"),
                std::string("--rule async --workers 4 --server thread --delay exp:mean=2ms"),
                std::string("--rule async --workers 4 --server hogwild --delay exp:mean=2ms"),
+               std::string("--rule ssp --staleness-bound 0 --workers 4 --delay "
+                           "'exp:mean=2ms;w0=x4'"),
                std::string("--sequential"));
   const std::string signal = GENERATE("KILL", "INT");
   INFO(engine << " / " << signal);

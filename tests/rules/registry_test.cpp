@@ -19,7 +19,8 @@ TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule
   CHECK(resolve_rule({"sync", 4}, 4).value().k == 4);
   CHECK(resolve_rule({"async", 1}, 4).value().k == 1);
   for (const auto& name : rule_names()) {
-    auto r = resolve_rule({name, name == "async" ? 1 : 2}, 2);
+    const bool ssp = name == "ssp";  // K = 1, and its own --staleness-bound
+    auto r = resolve_rule({name, name == "async" || ssp ? 1 : 2, ssp ? 0 : -1}, 2);
     REQUIRE(r.ok());
     CHECK(to_string(r->kind) == name);
     CHECK(make_rule(*r)->name() == name);

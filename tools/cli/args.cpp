@@ -180,9 +180,11 @@ int theory_command(int argc, char** argv) {
       "simulation of the same rule for any spec.\nDocs: docs/theory.md.");
   // clang-format off
   options.add_options()
-      ("rule", "sync | k-sync | k-batch-sync | async | k-async | k-batch-async (default: all, K = 1, 2, 4, ..., P)", cxxopts::value<std::string>())
+      ("rule", "sync | k-sync | k-batch-sync | async | k-async | k-batch-async | ssp | backup (default: the first six, K = 1, 2, 4, ..., P)", cxxopts::value<std::string>())
       ("workers", "Number of workers P", cxxopts::value<int>()->default_value("8"))
       ("k", "(--k) Gradients per update K, 1 <= K <= P", cxxopts::value<int>())
+      ("staleness-bound", "ssp: gradients a worker may run ahead of the slowest s", cxxopts::value<std::int64_t>())
+      ("backups", "backup: workers the update does not wait for b (K = P - b)", cxxopts::value<int>())
       ("delay", "Delay spec, e.g. 'exp:mean=20ms' (docs/stragglers.md)", cxxopts::value<std::string>())
       ("delay-mode", "pad | add (with no compute time modelled they agree)", cxxopts::value<std::string>()->default_value("pad"))
       ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
@@ -210,6 +212,8 @@ int theory_command(int argc, char** argv) {
       if (a.k < 1) return fail(fmt::format("--k {} must satisfy 1 <= K <= P", a.k), 2);
       if (a.rule.empty()) return fail("--k needs --rule", 2);
     }
+    if (r.count("staleness-bound")) a.staleness_bound = r["staleness-bound"].as<std::int64_t>();
+    if (r.count("backups")) a.backups = r["backups"].as<int>();
     if (!r.count("delay"))
       return usage_error("theory", "--delay is required, e.g. --delay exp:mean=20ms");
     a.delay = r["delay"].as<std::string>();

@@ -17,8 +17,9 @@ namespace {
 Result<nlohmann::json> cell(const RuleConfig& rule, const StragglerProfile& profile,
                             const TheoryArgs& args) {
   nlohmann::json j;
-  j["rule"] = to_string(rule.kind);
+  j["rule"] = rule.name();
   j["k"] = rule.k;
+  if (rule.kind == RuleKind::kSsp) j["staleness_bound"] = rule.staleness_bound;
   if (const Distribution* x = profile.iid()) {
     if (auto c = closed_form_runtime(rule, *x)) {
       j["closed_form"] = {{"seconds_per_iteration", c->seconds},
@@ -66,6 +67,7 @@ int run_theory(const TheoryArgs& args) {
   if (args.rule.empty()) {
     // Every rule for K = 1, 2, 4, ... and P.
     for (const auto& name : rule_names()) {
+      if (name == "ssp") continue;  // a baseline with its own --staleness-bound
       if (name == "sync" || name == "async") {
         specs.push_back({name, 0});
         continue;
@@ -76,7 +78,7 @@ int run_theory(const TheoryArgs& args) {
       }
     }
   } else {
-    specs.push_back({args.rule, args.k});
+    specs.push_back({args.rule, args.k, args.staleness_bound, args.backups});
   }
   std::vector<RuleConfig> rules;
   for (const auto& spec : specs) {

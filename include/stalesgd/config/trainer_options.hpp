@@ -32,7 +32,7 @@ struct TrainerOptions {
   std::string dataset = "mnist";               // mnist | fashion-mnist | cifar10
   std::filesystem::path data_dir = "data";     // holds <dataset>/
   ModelSpec model;                             // --model, --hidden, --l2
-  RuleSpec rule;                               // --rule, --k
+  RuleSpec rule;                               // --rule, --k, --staleness-bound, --backups
   int workers = 1;                             // P worker threads
   bool workers_given = false;                  // --workers was set (CLI or file): --engine mpi
                                                // checks it against the ranks it runs on

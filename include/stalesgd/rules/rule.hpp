@@ -1,4 +1,5 @@
-// Rule: one K-of-P aggregation rule of Dutta et al. 2018 (§1 of docs/rules.md) as a small
+// Rule: one K-of-P aggregation rule of Dutta et al. 2018 (§1 of docs/rules.md), or a baseline
+// (SSP, backup workers; docs/rules.md, "Baselines"), as a small
 // deterministic state machine. An engine (real threads, virtual time) reports each gradient
 // that reaches the server; the rule answers whether to keep it, whether the update is due, who
 // is cancelled, and what the pushing worker does next. The rule never sees parameters or time,
@@ -65,6 +66,11 @@ class Rule {
   // when the round it holds is complete with the lower K. The others change nothing.
   virtual Decision on_retire(int /*worker*/, int /*live*/) { return {}; }
 
+  // Stale-synchronous gates (ssp; docs/rules.md, "SSP"): false while worker w may not start
+  // another minibatch. The protocol holds such a worker idle and starts it after the first
+  // arrival or retirement that makes this true again. The K-of-P rules never hold anyone.
+  virtual bool may_start(int /*worker*/) const { return true; }
+
   // Accepted gradients in the current (unfinished) round.
   int pending() const { return pending_; }
 
@@ -82,22 +88,30 @@ class Rule {
   int pending_ = 0;
 };
 
-// The six rules of the paper (docs/rules.md).
-enum class RuleKind { kSync, kKSync, kKBatchSync, kAsync, kKAsync, kKBatchAsync };
+// The six rules of the paper, and stale-synchronous parallel (docs/rules.md). Backup workers
+// (--rule backup) are k-sync with K = P - b: no kind of their own.
+enum class RuleKind { kSync, kKSync, kKBatchSync, kAsync, kKAsync, kKBatchAsync, kSsp };
 
-// --rule and --k as the user gave them; k = 0 means "the rule's default" (P for sync, 1 for async).
+// --rule, --k, --staleness-bound and --backups as the user gave them; k = 0 means "the rule's
+// default" (P for sync, 1 for async), -1 "not given" for the other two.
 struct RuleSpec {
   std::string name = "sync";
   int k = 0;
+  std::int64_t staleness_bound = -1;  // ssp: s
+  int backups = -1;                   // backup: b
 };
 
-// A validated rule: its kind, P and the effective K (sync: P, async: 1).
+// A validated rule: its kind, P and the effective K (sync: P, async and ssp: 1).
 struct RuleConfig {
   RuleKind kind = RuleKind::kSync;
   int workers = 1;
   int k = 1;
+  std::int64_t staleness_bound = 0;  // ssp: s
+  bool backup = false;               // k-sync given as --rule backup --backups P - K
   // True for the rules whose staleness is always 0 (sync, k-sync, k-batch-sync).
   bool synchronous() const;
+  // The name the user gave: "backup" for a backup k-sync, else to_string(kind).
+  std::string_view name() const;
 };
 
 const std::vector<std::string>& rule_names();
@@ -105,8 +119,8 @@ std::string_view to_string(RuleKind kind);
 // "k-sync" -> RuleKind::kKSync; the error lists the rules.
 Result<RuleKind> parse_rule_kind(std::string_view name);
 
-// Validates name, P and K (1 <= K <= P; sync implies K = P, async K = 1). Errors are one line
-// naming the problem and the fix.
+// Validates name, P and K (1 <= K <= P; sync implies K = P, async and ssp K = 1), ssp's s >= 0
+// and backup's 0 <= b < P (K = P - b). Errors are one line naming the problem and the fix.
 Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers);
 
 // A fresh state machine for a validated rule (one per run: it holds the round's state).

@@ -1,0 +1,63 @@
+// Ssp: K = 1 updates and the start gate of stale-synchronous parallel (docs/rules.md, "SSP").
+#include "rules/ssp.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace stalesgd {
+
+Ssp::Ssp(int workers, std::int64_t staleness_bound)
+    : Rule(workers, 1),
+      bound_(static_cast<std::uint64_t>(staleness_bound)),
+      pushed_(static_cast<std::size_t>(workers), 0),
+      live_(static_cast<std::size_t>(workers), true) {}
+
+Decision Ssp::on_gradient(const Arrival& a) {
+  // Only the slowest's own push can raise the minimum: a scan then, O(1) otherwise.
+  const bool was_slowest = pushed_[static_cast<std::size_t>(a.worker)] == slowest_;
+  ++pushed_[static_cast<std::size_t>(a.worker)];
+  if (was_slowest) find_slowest();
+  Decision d;
+  d.apply = true;  // every gradient is an update, as async's
+  return d;
+}
+
+Decision Ssp::on_retire(int worker, int /*live*/) {
+  live_[static_cast<std::size_t>(worker)] = false;
+  find_slowest();  // the bound is against the slowest worker still live
+  return {};
+}
+
+bool Ssp::may_start(int worker) const {
+  return pushed_[static_cast<std::size_t>(worker)] - slowest_ <= bound_;
+}
+
+void Ssp::find_slowest() {
+  std::uint64_t slowest = std::numeric_limits<std::uint64_t>::max();
+  for (std::size_t w = 0; w < pushed_.size(); ++w) {
+    if (live_[w]) slowest = std::min(slowest, pushed_[w]);
+  }
+  // No live worker left: the run ends (runs_with), nobody is gated.
+  slowest_ = slowest == std::numeric_limits<std::uint64_t>::max() ? 0 : slowest;
+}
+
+void Ssp::save(StateWriter& out) const {
+  Rule::save(out);
+  out.tag("ssp");
+  out.values(pushed_);
+  out.values(std::vector<std::uint8_t>(live_.begin(), live_.end()));
+}
+
+void Ssp::load(StateReader& in) {
+  Rule::load(in);
+  if (!in.tag("ssp")) return;
+  const auto n = static_cast<std::int64_t>(pushed_.size());
+  auto pushed = in.values<std::uint64_t>(n);
+  const auto live = in.values<std::uint8_t>(n);
+  if (!in.ok()) return;
+  pushed_ = std::move(pushed);
+  live_.assign(live.begin(), live.end());
+  find_slowest();
+}
+
+}  // namespace stalesgd
