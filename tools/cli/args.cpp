@@ -33,6 +33,7 @@ constexpr const char* kUsage =
     "                 --iterations N | --time 60s | --target-error 0.08\n"
     "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
     "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
+    "  stalesgd theory --fit RUN_DIR [--rule R --k K] [--samples N] [--json]\n"
     "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force | --resume]\n"
     "                  [--set KEY=VALUE ...] [--only PATTERN ...] [--data-dir DIR] [--jobs N]\n"
     "                  [--checkpoint-every T]\n"
@@ -183,6 +184,7 @@ int theory_command(int argc, char** argv) {
       ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
       ("seed", "Seed of the simulation", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("json", "Print JSON instead of a table")
+      ("fit", "RUN_DIR: fit its minibatch durations (gradients.csv) and predict every rule from the fit", cxxopts::value<std::string>())
       ("h,help", "Show this help");
   // clang-format on
   add_logging_options(options);
@@ -203,6 +205,18 @@ int theory_command(int argc, char** argv) {
       a.k = r["k"].as<int>();
       if (a.k < 1) return fail(fmt::format("--k {} must satisfy 1 <= K <= P", a.k), 2);
       if (a.rule.empty()) return fail("--k needs --rule", 2);
+    }
+    if (r.count("fit")) {  // theory --fit RUN_DIR: theory_fit.cpp
+      if (r.count("delay") || r.count("workers") || r.count("delay-mode")) {
+        return fail(
+            "--fit takes P and the delays from the run; drop --workers, --delay and "
+            "--delay-mode",
+            2);
+      }
+      a.samples = r["samples"].as<std::uint64_t>();
+      a.seed = r["seed"].as<std::uint64_t>();
+      a.json = r.count("json") > 0;
+      return run_theory_fit(r["fit"].as<std::string>(), a);
     }
     if (!r.count("delay"))
       return usage_error("theory", "--delay is required, e.g. --delay exp:mean=20ms");
