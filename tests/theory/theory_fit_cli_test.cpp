@@ -19,11 +19,30 @@ namespace {
 
 // A short virtual-clock async run (about 1,400 gradients) with 1 ms of compute per minibatch.
 void train_run(const fs::path& out, const std::string& mode) {
-  const auto r = run_cli({"train", "--model", "softmax", "--clock", "virtual", "--rule", "async",
-                          "--workers", "4", "--delay", "shifted-exp:shift=5ms,mean=5ms",
-                          "--delay-mode", mode, "--compute-time", "1ms", "--time", "4s",
-                          "--eval-every", "100s", "--eval-samples", "500", "--no-progress",
-                          "--out", out.string()});
+  const auto r = run_cli({"train",
+                          "--model",
+                          "softmax",
+                          "--clock",
+                          "virtual",
+                          "--rule",
+                          "async",
+                          "--workers",
+                          "4",
+                          "--delay",
+                          "shifted-exp:shift=5ms,mean=5ms",
+                          "--delay-mode",
+                          mode,
+                          "--compute-time",
+                          "1ms",
+                          "--time",
+                          "4s",
+                          "--eval-every",
+                          "100s",
+                          "--eval-samples",
+                          "500",
+                          "--no-progress",
+                          "--out",
+                          out.string()});
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
 }
@@ -62,6 +81,10 @@ TEST_CASE("theory --fit recovers a virtual run's shifted-exponential durations",
   CHECK(param(j, "shifted-exp", "shift") == Approx(shift).epsilon(0.15));
   CHECK(param(j, "shifted-exp", "mean") == Approx(0.005).epsilon(0.15));
   CHECK(j["compute"]["beyond_delay_s"].get<double>() == 0.001);
+  CHECK(j["warnings"].empty());  // the fit's mean is the durations' (async: no cut minibatches)
+  // The spec holds 4 significant digits.
+  CHECK(j["chosen"]["mean_s"].get<double>() ==
+        Approx(j["durations"]["mean_s"].get<double>()).epsilon(1e-3));
   // Every rule at K = 1, 2, 4 (P = 4), and the run's own time against its prediction.
   CHECK(j["rules"].size() >= 14);
   CHECK(j["measured"]["rule"] == "async");

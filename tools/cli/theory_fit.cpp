@@ -1,104 +1,21 @@
 // `stalesgd theory --fit RUN_DIR`: fits the minibatch durations a run measured (gradients.csv's
 // duration_s) with fit_delays, prints every family's fit and the chosen one as a delay spec,
 // and predicts each rule's seconds per iteration from it; docs/theory.md, "Fitted delays".
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/fit_inputs.hpp"
 #include "stalesgd/theory/delay_fit.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd::cli {
 namespace {
 namespace fs = std::filesystem;
-
-// What the fit needs of the run's summary.json: its config, and its measured time.
-struct RunInfo {
-  int workers = 0;
-  RuleSpec rule;
-  std::string clock, delay, delay_mode;
-  double compute_time_s = 0.0;
-  double seconds_per_iteration = 0.0;
-};
-
-Result<RunInfo> read_summary(const fs::path& dir) {
-  const fs::path path = dir / "summary.json";
-  std::ifstream in(path);
-  if (!in) {
-    return Error{
-        fmt::format("{} is missing: --fit needs a finished run (its config gives P "
-                    "and the rule); give a run folder written by stalesgd train",
-                    path.string())};
-  }
-  try {
-    const auto j = nlohmann::json::parse(in);
-    const auto& c = j.at("config");
-    RunInfo r;
-    r.workers = c.at("workers").get<int>();
-    r.rule = {c.at("rule").get<std::string>(), c.at("k").get<int>()};
-    r.clock = c.at("clock").get<std::string>();
-    r.delay = c.at("delay").get<std::string>();
-    r.delay_mode = c.at("delay_mode").get<std::string>();
-    r.compute_time_s = c.at("compute_time").get<double>();
-    r.seconds_per_iteration = j.at("seconds_per_iteration").get<double>();
-    return r;
-  } catch (const nlohmann::json::exception& e) {
-    return Error{fmt::format("{} is damaged: {}", path.string(), e.what())};
-  }
-}
-
-// The duration_s column of RUN_DIR/gradients.csv.
-Result<std::vector<double>> read_durations(const fs::path& dir) {
-  const fs::path path = dir / "gradients.csv";
-  std::ifstream in(path);
-  if (!in) return Error{fmt::format("cannot read {}: no such file", path.string())};
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  std::stringstream hs(line);
-  for (std::string name; std::getline(hs, name, ',');) header.push_back(name);
-  const auto it = std::find(header.begin(), header.end(), "duration_s");
-  if (it == header.end()) {
-    return Error{
-        fmt::format("{} has no duration_s column (a run recorded before durations "
-                    "were, or not a gradients.csv); run it again with this stalesgd",
-                    path.string())};
-  }
-  const auto column = static_cast<std::size_t>(it - header.begin());
-  std::vector<double> out;
-  for (std::size_t n = 2; std::getline(in, line); ++n) {
-    std::stringstream ls(line);
-    std::string field;
-    std::size_t i = 0, used = 0;
-    double v = 0.0;
-    bool ok = false;
-    for (; std::getline(ls, field, ','); ++i) {
-      if (i != column) continue;
-      try {
-        v = std::stod(field, &used);
-        ok = used == field.size() && std::isfinite(v) && v >= 0.0;
-      } catch (const std::exception&) {
-        ok = false;
-      }
-    }
-    if (!ok || i != header.size()) {
-      return Error{
-          fmt::format("{} line {} is damaged ('{}'): expected {} fields with a "
-                      "duration_s >= 0",
-                      path.string(), n, line.substr(0, 60), header.size())};
-    }
-    out.push_back(v);
-  }
-  if (in.bad()) return Error{fmt::format("cannot read {}", path.string())};
-  return out;
-}
 
 // What the fitted durations hold besides the injected delay, in one or two sentences.
 std::string compute_note(const RunInfo& run, const DelayFit& fit, double& beyond_s) {
@@ -230,7 +147,7 @@ void print_text(const fs::path& dir, const RunInfo& run, const nlohmann::json& o
       out["chosen"]["spec"].get<std::string>());
   fmt::print("The fit is of the whole minibatch time (compute plus delay). {}\n",
              out["compute"]["note"].get<std::string>());
-  if (out.contains("warning")) fmt::print("warning: {}\n", out["warning"].get<std::string>());
+  for (const auto& w : out["warnings"]) fmt::print("warning: {}\n", w.get<std::string>());
   fmt::print(
       "\nP = {}, delay {} (the fit as X, nothing added), Monte Carlo: {} iterations per "
       "cell, seed {}\n\n",
@@ -297,17 +214,35 @@ int run_theory_fit(const std::string& run_dir, const TheoryArgs& args) {
                       {"median_s", fit->median_s},
                       {"max_s", fit->max_s}};
   out["families"] = fit_json(*fit);
-  out["chosen"] = {{"family", best.family}, {"spec", best.spec}, {"by", "AIC"}};
+  const double fit_mean = profile->iid()->mean();
+  if (!std::isfinite(fit_mean)) {
+    return fail(
+        fmt::format("{}: the best fit, {}, has an infinite mean, so E[T] is infinite "
+                    "for the asynchronous rules; record more durations or fit them "
+                    "yourself with stalesgd theory --delay",
+                    (dir / "gradients.csv").string(), best.spec));
+  }
+  out["chosen"] = {
+      {"family", best.family}, {"spec", best.spec}, {"by", "AIC"}, {"mean_s", fit_mean}};
+  out["warnings"] = nlohmann::json::array();
+  // The likelihood follows the bulk of the durations; the rules that average (the async
+  // family) follow the mean, which a rare long tail can carry.
+  if (!(std::abs(fit_mean / fit->mean_s - 1.0) <= 0.2)) {
+    out["warnings"].push_back(fmt::format(
+        "the fitted {}'s mean {} is {:.2f} x the durations' mean {}: the fit misses what "
+        "carries the mean (a rare long tail?), so the predictions that follow E[X] are off",
+        best.family, spec_duration(fit_mean), fit_mean / fit->mean_s, spec_duration(fit->mean_s)));
+  }
   double beyond_s = 0.0;
   out["compute"]["note"] = compute_note(*run, *fit, beyond_s);
   if (std::isfinite(beyond_s)) out["compute"]["beyond_delay_s"] = beyond_s;
   // The cancelling rules record only the gradients that made a round: the fastest ones.
   if ((own->kind == RuleKind::kKSync || own->kind == RuleKind::kKBatchSync) &&
       own->k < run->workers) {
-    out["warning"] = fmt::format(
+    out["warnings"].push_back(fmt::format(
         "{} with K = {} < P cuts the slower minibatches, which gradients.csv never holds: "
         "the fit sees the fast ones only and is biased short; fit an async or sync run",
-        run->rule.name, own->k);
+        run->rule.name, own->k));
   }
   out["samples"] = args.samples;
   out["seed"] = args.seed;
