@@ -113,8 +113,11 @@ Result<std::vector<RuleConfig>> rules_to_predict(const TheoryArgs& args, int p) 
   std::vector<RuleConfig> out;
   for (const auto& s : specs) {
     auto r = resolve_rule(s, p);
-    if (!r) return r.error();
-    out.push_back(*r);
+    if (r) {
+      out.push_back(*r);
+    } else if (!args.rule.empty()) {
+      return r.error();
+    }  // else a rule that needs parameters of its own besides K: not tabulated
   }
   return out;
 }
