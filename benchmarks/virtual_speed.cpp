@@ -72,7 +72,7 @@ std::string compare(const RunRecord& a, const RunRecord& b) {
   for (std::size_t i = 0; i < a.gradients.size(); ++i) {
     const auto &x = a.gradients[i], &y = b.gradients[i];
     if (x.iteration != y.iteration || x.worker != y.worker || x.computed_on != y.computed_on ||
-        x.staleness != y.staleness) {
+        x.staleness != y.staleness || !same_bits(x.duration_s, y.duration_s)) {
       return fmt::format("gradient row {}", i);
     }
   }

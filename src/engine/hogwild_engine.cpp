@@ -66,11 +66,11 @@ void HogwildEngine::worker_loop(Worker& me) {
     if (on_time && (fail_at <= until || last_end >= fail_at)) {
       return fail_worker(me, planned->kind);
     }
-    if (!on_time || !push(me, computed_on, *loss)) return;
+    if (!on_time || !push(me, computed_on, *loss, Seconds(last_end - t0).count())) return;
   }
 }
 
-bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss) {
+bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss, double duration_s) {
   me.applying.store(true, std::memory_order_seq_cst);
   const auto leave = [&](StopReason reason, std::string divergence = {}) {
     me.applying.store(false, std::memory_order_seq_cst);
@@ -106,7 +106,7 @@ bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss) {
   {
     std::lock_guard lock(me.mu);
     me.updates.push_back({j + 1, now, 1, static_cast<double>(staleness), staleness, lr, loss});
-    me.gradients.push_back({j + 1, me.stats.worker, computed_on, staleness});
+    me.gradients.push_back({j + 1, me.stats.worker, computed_on, staleness, duration_s});
     ++me.stats.pushed;
     ++me.stats.applied;
     me.applied.store(me.stats.applied, std::memory_order_relaxed);

@@ -203,8 +203,9 @@ class HogwildEngine final : public SupervisedEngine {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
   }
   static constexpr std::int64_t kNoDue = std::numeric_limits<std::int64_t>::max();
-  // Delivers one gradient: false when the worker must exit (the run stops, the budget is spent).
-  bool push(Worker& me, std::uint64_t computed_on, float loss);
+  // Delivers one gradient (`duration_s`: its minibatch's start to now, for gradients.csv):
+  // false when the worker must exit (the run stops, the budget is spent).
+  bool push(Worker& me, std::uint64_t computed_on, float loss, double duration_s);
   // Sleeps until `until`; false when the run stops first.
   bool sleep_until(Clock::time_point until) {
     if (Clock::now() >= until) return !stopping_.load(std::memory_order_relaxed);

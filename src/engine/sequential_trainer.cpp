@@ -81,10 +81,12 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
       supervisor.progress(now, j, 0.0);
     }
     supervisor.journal(run);
+    const auto began = Clock::now();  // the minibatch's start, for its duration_s
     const Batch batch = sampler.next();
     ++stats.started;
     const float loss = *model.loss_and_gradient(w, batch, grad, *ws);
     ++stats.computed;
+    const double duration_s = std::chrono::duration<double>(Clock::now() - began).count();
     const double lr = lr_rule.rate({j, 0, 0.0});
     if (!std::isfinite(loss)) {
       reason = StopReason::kDiverged;
@@ -96,7 +98,7 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
     ++stats.pushed;
     ++stats.applied;
     run.updates.push_back({j, elapsed(), 1, 0.0, 0, lr, loss});
-    run.gradients.push_back({j, 0, j - 1, 0});
+    run.gradients.push_back({j, 0, j - 1, 0, duration_s});
   }
   const double end = elapsed();
   stats.busy_s = end;

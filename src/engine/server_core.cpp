@@ -33,7 +33,7 @@ void ServerCore::count(int worker, WorkerRecord& rec) const {
 
 Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
                                                     std::uint64_t computed_on, float loss,
-                                                    std::span<const float> grad,
+                                                    double duration_s, std::span<const float> grad,
                                                     std::span<const float> computed_params) {
   const std::uint64_t current = store_.version();
   Outcome out;
@@ -51,7 +51,7 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
   }
   const double lr = lr_.rate(lr_ctx);
   if (!std::isfinite(loss)) return divergence_error(current + 1, loss, worker, lr);
-  round_.push_back({worker, computed_on, lr, loss});
+  round_.push_back({worker, computed_on, lr, loss, duration_s});
   if (!decision.apply) {
     acc_.add(grad, static_cast<float>(lr));  // the worker reuses `grad` once this returns
     return out;
@@ -94,7 +94,7 @@ void ServerCore::record_update(double now_s, std::uint64_t current, std::uint64_
   double lr_sum = 0.0, loss_sum = 0.0, st_sum = 0.0;
   for (const auto& a : round_) {
     const std::uint64_t st = current - a.computed_on;
-    run_.gradients.push_back({version, a.worker, a.computed_on, st});
+    run_.gradients.push_back({version, a.worker, a.computed_on, st, a.duration_s});
     ++applied_[static_cast<std::size_t>(a.worker)];
     u.max_staleness = std::max(u.max_staleness, st);
     st_sum += static_cast<double>(st);
@@ -146,6 +146,7 @@ void ServerCore::save(StateWriter& out) const {
     out.u64(a.computed_on);
     out.f64(a.lr);
     out.f64(a.loss);
+    out.f64(a.duration_s);
   }
   out.values(applied_);
   out.f64(staleness_sum_);
@@ -176,6 +177,7 @@ void ServerCore::load(StateReader& in) {
     a.computed_on = in.u64();
     a.lr = in.f64();
     a.loss = static_cast<float>(in.f64());
+    a.duration_s = in.f64();
     round_.push_back(a);
   }
   auto applied = in.values<std::uint64_t>(static_cast<std::int64_t>(applied_.size()));

@@ -33,9 +33,11 @@ class ServerCore {
   // Every worker's first minibatch, on version 0.
   std::span<const RoundProtocol::Start> begin() { return protocol_.begin(); }
   // `grad` and `computed_params` (w_tau, the parameters the gradient was computed on) are read
-  // during the call only. A non-finite loss is a divergence Error.
+  // during the call only; `duration_s` is the minibatch's measured time (GradientRecord). A
+  // non-finite loss is a divergence Error.
   Result<Outcome> on_gradient(double now_s, int worker, std::uint64_t computed_on, float loss,
-                              std::span<const float> grad, std::span<const float> computed_params);
+                              double duration_s, std::span<const float> grad,
+                              std::span<const float> computed_params);
 
   // Worker w failed (docs/rules.md, "Failed workers"), found at `now_s`: it leaves the
   // protocol (the engine drops its pushes from now on) and the ledger records it. The outcome
@@ -70,6 +72,7 @@ class ServerCore {
     std::uint64_t computed_on;
     double lr;
     float loss;
+    double duration_s;
   };
 
   // The records of the update that made `version` from `current`, over round_, which it

@@ -62,18 +62,21 @@ void ThreadEngine::assign(int w, EngineClock::time_point at, bool cut) {
 
 void ThreadEngine::serve(int w, std::uint64_t ticket, float loss, EngineClock::time_point pushed_at,
                          const ParameterStore::Pin& pin) {
+  const auto measured_at = pushed_at;
   pushed_at = last_push_ = std::max(pushed_at, last_push_);  // records stay in time order
   if (stop_reason_ != StopReason::kNone) return;             // the run is over
   WorkerSlot& slot = slots_[static_cast<std::size_t>(w)];
+  double duration_s = 0.0;  // from the minibatch's assignment (same ticket) to the push
   {
     // A minibatch leaves the protocol's "computing" only here, under the server lock: an
     // update either cut it before (and assigned a new ticket) or sees it arrive, never neither.
     std::lock_guard slot_lock(slot.mu);
     if (slot.ticket != ticket) return;
+    duration_s = std::chrono::duration<double>(measured_at - slot.assigned_at).count();
   }
   wake_->on_delivered(w);
-  auto outcome =
-      core_.on_gradient(since_start(pushed_at), w, pin.version(), loss, slot.grad, pin.params());
+  auto outcome = core_.on_gradient(since_start(pushed_at), w, pin.version(), loss, duration_s,
+                                   slot.grad, pin.params());
   if (!outcome) {
     run_.divergence = outcome.error().message;
     request_stop(StopReason::kDiverged);
@@ -201,7 +204,8 @@ Result<RunRecord> ThreadEngine::run() {
   start_cv_.notify_all();
   {
     std::lock_guard lock(server_mu_);
-    for (const auto& s : core_.begin()) assign(s.worker, start_, false);
+    // Now, not start_: a resumed run's first minibatches take their X from here too.
+    for (const auto& s : core_.begin()) assign(s.worker, resumed_from_, false);
     wake_->after_step();
   }
 

@@ -68,7 +68,9 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     const auto& pin = pins_[static_cast<std::size_t>(w)];
     const Batch batch = samplers_[static_cast<std::size_t>(w)].next();
     const float loss = *ctx_.model->loss_and_gradient(pin.params(), batch, grad_, *ws_);
-    auto outcome = core_.on_gradient(t, w, pin.version(), loss, grad_, pin.params());
+    // The simulated duration: X with --compute-time as the delay mode combines them.
+    const double duration = t - sim_.started_at(w);
+    auto outcome = core_.on_gradient(t, w, pin.version(), loss, duration, grad_, pin.params());
     if (!outcome) return outcome.error();
     return outcome->step;
   }

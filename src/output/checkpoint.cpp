@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kMagic = "stalesgd checkpoint\n";
-constexpr std::uint64_t kFormat = 1;
+constexpr std::uint64_t kFormat = 2;  // 2: gradient rows carry duration_s
 
 std::uint32_t crc(std::string_view bytes) {
   uLong c = crc32(0L, Z_NULL, 0);
@@ -62,6 +62,7 @@ void save_header(StateWriter& out, const CheckpointHeader& h) {
     out.i64(g.worker);
     out.u64(g.computed_on);
     out.u64(g.staleness);
+    out.f64(g.duration_s);
   }
   out.u64(h.rows.evals.size());
   for (const auto& e : h.rows.evals) {
@@ -105,12 +106,13 @@ CheckpointHeader load_header(StateReader& in) {
     u.minibatch_loss = in.f64();
     h.rows.updates.push_back(u);
   }
-  for (std::uint64_t i = 0, n = count(32); i < n && in.ok(); ++i) {
+  for (std::uint64_t i = 0, n = count(40); i < n && in.ok(); ++i) {
     GradientRecord g;
     g.iteration = in.u64();
     g.worker = static_cast<int>(in.i64());
     g.computed_on = in.u64();
     g.staleness = in.u64();
+    g.duration_s = in.f64();
     h.rows.gradients.push_back(g);
   }
   for (std::uint64_t i = 0, n = count(40); i < n && in.ok(); ++i) {

@@ -20,7 +20,8 @@ namespace {
 
 constexpr const char* kUpdatesHeader =
     "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss\n";
-constexpr const char* kGradientsHeader = "iteration,worker,computed_on_version,staleness\n";
+constexpr const char* kGradientsHeader =
+    "iteration,worker,computed_on_version,staleness,duration_s\n";
 constexpr const char* kEvalsHeader = "wall_s,iteration,train_loss,test_loss,test_error\n";
 
 // Every file a run writes into its folder: what --force removes and what makes a folder "hold a
@@ -160,8 +161,8 @@ Status RunJournal::append(std::span<const GradientRecord> rows) {
   if (rows.empty()) return error_;
   fmt::memory_buffer out;
   for (const auto& g : rows) {
-    fmt::format_to(std::back_inserter(out), "{},{},{},{}\n", g.iteration, g.worker, g.computed_on,
-                   g.staleness);
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{:.9f}\n", g.iteration, g.worker,
+                   g.computed_on, g.staleness, g.duration_s);
   }
   if (auto s = write(gradients_, fmt::to_string(out), offsets_.gradient_bytes); !s) return s;
   offsets_.gradient_rows += rows.size();

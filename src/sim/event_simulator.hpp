@@ -67,6 +67,8 @@ class EventSimulator {
 
   // Per-worker computed/busy/idle (the counts of minibatches are the protocol's).
   const std::vector<WorkerRecord>& workers() const { return stats_; }
+  // When worker w's minibatch in flight (or its last one) started.
+  double started_at(int w) const { return state_[static_cast<std::size_t>(w)].started_at; }
 
  private:
   struct Event {

@@ -104,14 +104,14 @@ TEST_CASE("k-sync K = 2: w_1 = w_0 - lr (g_a + g_b) / 2, one update and two grad
   REQUIRE(w0.size() == 15);
   const auto ga = vec(w0.size(), 1.0), gb = vec(w0.size(), 2.0, 3.0);
 
-  auto a = s.core.on_gradient(0.5, 1, 0, 2.0f, ga, w0);
+  auto a = s.core.on_gradient(0.5, 1, 0, 2.0f, 0.5 / 2, ga, w0);
   REQUIRE(a.ok());
   CHECK_FALSE(a->step.decision.apply);
   CHECK(a->version == 0);
   CHECK(s.store.version() == 0);
   CHECK(s.record.updates.empty());
 
-  auto b = s.core.on_gradient(0.75, 2, 0, 3.0f, gb, w0);
+  auto b = s.core.on_gradient(0.75, 2, 0, 3.0f, 0.75 / 2, gb, w0);
   REQUIRE(b.ok());
   CHECK(b->step.decision.apply);
   CHECK(b->version == 1);
@@ -137,6 +137,7 @@ TEST_CASE("k-sync K = 2: w_1 = w_0 - lr (g_a + g_b) / 2, one update and two grad
   CHECK(s.record.gradients[0].worker == 1);
   CHECK(s.record.gradients[0].computed_on == 0);
   CHECK(s.record.gradients[0].staleness == 0);
+  CHECK(s.record.gradients[0].duration_s == 0.25);  // as given: the engine measures it
   CHECK(s.record.gradients[1].worker == 2);
   CHECK(s.record.gradients[1].staleness == 0);
   CHECK(s.core.mean_staleness() == 0.0);
@@ -146,14 +147,14 @@ TEST_CASE("k-async records staleness = current - computed_on", "[engine][server_
   Server s(options("k-async", 3, 2, 0.2));
   const auto w0 = s.ctx.initial;
   const std::size_t n = w0.size();
-  REQUIRE(s.core.on_gradient(0.1, 0, 0, 1.0f, vec(n, 1.0), w0).ok());
-  REQUIRE(s.core.on_gradient(0.2, 1, 0, 1.0f, vec(n, 2.0), w0).ok());
+  REQUIRE(s.core.on_gradient(0.1, 0, 0, 1.0f, 0.1 / 2, vec(n, 1.0), w0).ok());
+  REQUIRE(s.core.on_gradient(0.2, 1, 0, 1.0f, 0.2 / 2, vec(n, 2.0), w0).ok());
   REQUIRE(s.store.version() == 1);
   const auto w1 = s.current();
   // Worker 2 computed on w_0 and arrives at version 1; worker 0 on w_1.
   const auto gc = vec(n, 3.0), gd = vec(n, 4.0);
-  REQUIRE(s.core.on_gradient(0.3, 2, 0, 2.0f, gc, w0).ok());
-  auto up = s.core.on_gradient(0.4, 0, 1, 4.0f, gd, w1);
+  REQUIRE(s.core.on_gradient(0.3, 2, 0, 2.0f, 0.3 / 2, gc, w0).ok());
+  auto up = s.core.on_gradient(0.4, 0, 1, 4.0f, 0.4 / 2, gd, w1);
   REQUIRE(up.ok());
   CHECK(up->version == 2);
   check_close(s.store.current(), reference(w1, {gc, gd}, {0.2, 0.2}));
@@ -184,8 +185,8 @@ TEST_CASE("dutta:c=C rates a stale gradient by min(C / ||w_j - w_tau||^2, lr)",
   Server s(o);
   const auto w0 = s.ctx.initial;
   const std::size_t n = w0.size();
-  REQUIRE(s.core.on_gradient(0.1, 0, 0, 1.0f, vec(n, 1.0), w0).ok());
-  REQUIRE(s.core.on_gradient(0.2, 1, 0, 1.0f, vec(n, 2.0), w0).ok());
+  REQUIRE(s.core.on_gradient(0.1, 0, 0, 1.0f, 0.1 / 2, vec(n, 1.0), w0).ok());
+  REQUIRE(s.core.on_gradient(0.2, 1, 0, 1.0f, 0.2 / 2, vec(n, 2.0), w0).ok());
   CHECK(s.record.updates[0].lr == Approx(lr));  // fresh gradients get the cap
   const auto w1 = s.current();
   const double d = distance_sq(w1, w0);
@@ -194,8 +195,8 @@ TEST_CASE("dutta:c=C rates a stale gradient by min(C / ||w_j - w_tau||^2, lr)",
 
   const auto gc = vec(n, 3.0), gd = vec(n, 4.0);
   // Worker 2's gradient was computed on w_0, which differs from the current w_1.
-  REQUIRE(s.core.on_gradient(0.3, 2, 0, 1.0f, gc, w0).ok());
-  REQUIRE(s.core.on_gradient(0.4, 0, 1, 1.0f, gd, w1).ok());
+  REQUIRE(s.core.on_gradient(0.3, 2, 0, 1.0f, 0.3 / 2, gc, w0).ok());
+  REQUIRE(s.core.on_gradient(0.4, 0, 1, 1.0f, 0.4 / 2, gd, w1).ok());
   REQUIRE(s.record.updates.size() == 2);
   CHECK(s.record.updates[1].lr == Approx((stale_lr + lr) / 2).epsilon(1e-5));
   check_close(s.store.current(), reference(w1, {gc, gd}, {stale_lr, lr}));
@@ -205,10 +206,10 @@ TEST_CASE("a non-finite loss is an Error naming the iteration", "[engine][server
   Server s(options("async", 2, 0, 0.1));
   const auto w0 = s.ctx.initial;
   const auto g = vec(w0.size(), 1.0);
-  REQUIRE(s.core.on_gradient(0.1, 0, 0, 1.0f, g, w0).ok());
+  REQUIRE(s.core.on_gradient(0.1, 0, 0, 1.0f, 0.1 / 2, g, w0).ok());
   REQUIRE(s.store.version() == 1);
   for (const float loss : {std::nanf(""), INFINITY}) {
-    auto r = s.core.on_gradient(0.2, 1, 0, loss, g, w0);
+    auto r = s.core.on_gradient(0.2, 1, 0, loss, 0.1, g, w0);
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Contains("diverged at iteration 2:"));
     CHECK_THAT(r.error().message, Contains("worker 1"));
@@ -226,29 +227,29 @@ TEST_CASE("AdaSync raises K once the window's mean loss falls, never past P",
   const auto g = vec(w0.size(), 1.0);
   REQUIRE(s.core.rule().k() == 1);
   // The first window (up to 1 s) holds only F(w_0) = 4: K stays ceil(1 * sqrt(4 / 4)) = 1.
-  REQUIRE(s.core.on_gradient(1.0, 0, 0, 4.0f, g, w0).ok());
+  REQUIRE(s.core.on_gradient(1.0, 0, 0, 4.0f, 1.0 / 2, g, w0).ok());
   CHECK(s.core.rule().k() == 1);
   // Within the next window nothing changes before 2 s.
-  REQUIRE(s.core.on_gradient(1.5, 1, 0, 1.0f, g, w0).ok());
+  REQUIRE(s.core.on_gradient(1.5, 1, 0, 1.0f, 1.5 / 2, g, w0).ok());
   CHECK(s.core.rule().k() == 1);
   // Window (1 s, 2 s]: mean loss 1, so K = ceil(1 * sqrt(4 / 1)) = 2.
-  REQUIRE(s.core.on_gradient(2.0, 2, 0, 1.0f, g, w0).ok());
+  REQUIRE(s.core.on_gradient(2.0, 2, 0, 1.0f, 2.0 / 2, g, w0).ok());
   CHECK(s.core.rule().k() == 2);
   // The next update takes two gradients.
-  auto one = s.core.on_gradient(2.1, 3, 0, 1.0f, g, w0);
+  auto one = s.core.on_gradient(2.1, 3, 0, 1.0f, 2.1 / 2, g, w0);
   REQUIRE(one.ok());
   CHECK_FALSE(one->step.decision.apply);
-  auto two = s.core.on_gradient(2.2, 0, 1, 1.0f, g, w0);
+  auto two = s.core.on_gradient(2.2, 0, 1, 1.0f, 2.2 / 2, g, w0);
   REQUIRE(two.ok());
   CHECK(two->step.decision.apply);
   CHECK(s.record.updates.back().n_grads == 2);
   // Window (2 s, 3 s]: still mean loss 1, K stays 2.
-  REQUIRE(s.core.on_gradient(3.0, 1, 2, 1.0f, g, w0).ok());
-  REQUIRE(s.core.on_gradient(3.0, 2, 3, 1.0f, g, w0).ok());
+  REQUIRE(s.core.on_gradient(3.0, 1, 2, 1.0f, 3.0 / 2, g, w0).ok());
+  REQUIRE(s.core.on_gradient(3.0, 2, 3, 1.0f, 3.0 / 2, g, w0).ok());
   CHECK(s.core.rule().k() == 2);
   // Window (3 s, 4 s]: a loss 10000 times smaller asks for K = 100, capped at P = 4.
-  REQUIRE(s.core.on_gradient(4.0, 3, 4, 0.0004f, g, w0).ok());
-  REQUIRE(s.core.on_gradient(4.0, 0, 4, 0.0004f, g, w0).ok());
+  REQUIRE(s.core.on_gradient(4.0, 3, 4, 0.0004f, 4.0 / 2, g, w0).ok());
+  REQUIRE(s.core.on_gradient(4.0, 0, 4, 0.0004f, 4.0 / 2, g, w0).ok());
   CHECK(s.core.rule().k() == 4);
 }
 
@@ -257,9 +258,9 @@ TEST_CASE("count() fills started, pushed, applied and cancelled per worker",
   Server s(options("k-sync", 3, 2, 0.1));
   const auto w0 = s.ctx.initial;
   const auto g = vec(w0.size(), 1.0);
-  REQUIRE(s.core.on_gradient(0.1, 0, 0, 1.0f, g, w0).ok());
-  REQUIRE(s.core.on_gradient(0.2, 1, 0, 1.0f, g, w0).ok());  // update 1: cuts 2
-  REQUIRE(s.core.on_gradient(0.3, 2, 1, 1.0f, g, w0).ok());  // pending in round 2
+  REQUIRE(s.core.on_gradient(0.1, 0, 0, 1.0f, 0.1 / 2, g, w0).ok());
+  REQUIRE(s.core.on_gradient(0.2, 1, 0, 1.0f, 0.2 / 2, g, w0).ok());  // update 1: cuts 2
+  REQUIRE(s.core.on_gradient(0.3, 2, 1, 1.0f, 0.3 / 2, g, w0).ok());  // pending in round 2
   WorkerRecord r;
   s.core.count(0, r);
   CHECK(r.worker == 0);
@@ -273,7 +274,7 @@ TEST_CASE("count() fills started, pushed, applied and cancelled per worker",
   CHECK(r.pushed == 1);
   CHECK(r.applied == 0);  // pushed, not yet in an update
   CHECK(r.cancelled == 1);
-  REQUIRE(s.core.on_gradient(0.4, 1, 1, 1.0f, g, w0).ok());  // update 2: cuts 0
+  REQUIRE(s.core.on_gradient(0.4, 1, 1, 1.0f, 0.4 / 2, g, w0).ok());  // update 2: cuts 0
   s.core.count(0, r);
   CHECK(r.started == 3);
   CHECK(r.cancelled == 1);

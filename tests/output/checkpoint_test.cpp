@@ -186,6 +186,8 @@ TEST_CASE("checkpoint: every cut of a real payload is refused without a crash", 
     REQUIRE(whole.ok());
     CHECK(h.engine == "virtual");
     CHECK(h.rows.updates.size() == h.offsets.update_rows);
+    REQUIRE_FALSE(h.rows.gradients.empty());
+    CHECK(h.rows.gradients.back().duration_s > 0.0);  // the rows keep their durations
   }
   for (std::size_t n = 0; n < 4096 && n < payload->size(); n += 7) {
     StateReader in(std::string_view(*payload).substr(0, n));

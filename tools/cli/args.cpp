@@ -34,6 +34,7 @@ constexpr const char* kUsage =
     "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
     "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
     "  stalesgd theory --error --model softmax --l2 1e-3 --rule R --delay SPEC [--budget T,...]\n"
+    "  stalesgd theory --fit RUN_DIR [--rule R --k K] [--samples N] [--json]\n"
     "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force | --resume]\n"
     "                  [--set KEY=VALUE ...] [--only PATTERN ...] [--data-dir DIR] [--jobs N]\n"
     "                  [--checkpoint-every T]\n"
@@ -191,6 +192,7 @@ int theory_command(int argc, char** argv) {
       ("seed", "Seed of the simulation", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("json", "Print JSON instead of a table")
       ("error", "Predict error against wallclock instead (see `stalesgd theory --error --help`)")
+      ("fit", "RUN_DIR: fit its minibatch durations (gradients.csv) and predict every rule from the fit", cxxopts::value<std::string>())
       ("h,help", "Show this help");
   // clang-format on
   add_logging_options(options);
@@ -214,6 +216,18 @@ int theory_command(int argc, char** argv) {
     }
     if (r.count("staleness-bound")) a.staleness_bound = r["staleness-bound"].as<std::int64_t>();
     if (r.count("backups")) a.backups = r["backups"].as<int>();
+    if (r.count("fit")) {  // theory --fit RUN_DIR: theory_fit.cpp
+      if (r.count("delay") || r.count("workers") || r.count("delay-mode")) {
+        return fail(
+            "--fit takes P and the delays from the run; drop --workers, --delay and "
+            "--delay-mode",
+            2);
+      }
+      a.samples = r["samples"].as<std::uint64_t>();
+      a.seed = r["seed"].as<std::uint64_t>();
+      a.json = r.count("json") > 0;
+      return run_theory_fit(r["fit"].as<std::string>(), a);
+    }
     if (!r.count("delay"))
       return usage_error("theory", "--delay is required, e.g. --delay exp:mean=20ms");
     a.delay = r["delay"].as<std::string>();

@@ -55,6 +55,11 @@ struct TheoryArgs {
 // `stalesgd theory`: closed form and Monte-Carlo E[T] per iteration, and E[T_sync]/E[T_async].
 int run_theory(const TheoryArgs& args);
 
+// `stalesgd theory --fit RUN_DIR` (theory_fit.cpp): fits the run's minibatch durations and
+// predicts every rule's time per iteration from the fit. `theory` holds --rule, --k, --samples,
+// --seed and --json (its --workers and --delay come from the run).
+int run_theory_fit(const std::string& run_dir, const TheoryArgs& theory);
+
 struct RaceArgs {
   std::string config;
   std::string out;

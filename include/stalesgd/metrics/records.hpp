@@ -43,6 +43,9 @@ struct GradientRecord {
   int worker = 0;
   std::uint64_t computed_on = 0;  // version it was computed on
   std::uint64_t staleness = 0;    // (iteration - 1) - computed_on
+  // Seconds from the minibatch's start (its assignment) to its push: compute plus delay as the
+  // engine measured it (the virtual clock: as simulated). What `theory --fit` fits.
+  double duration_s = 0.0;
 };
 
 struct EvalRecord {

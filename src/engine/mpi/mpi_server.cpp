@@ -32,6 +32,7 @@ MpiServer::MpiServer(RunContext& ctx, int ranks)
       ticket_(static_cast<std::size_t>(ctx.options.workers), 0),
       pins_(static_cast<std::size_t>(ctx.options.workers)),
       due_(static_cast<std::size_t>(ctx.options.workers), Clock::time_point::max()),
+      assigned_at_(static_cast<std::size_t>(ctx.options.workers)),
       remote_(static_cast<std::size_t>(ctx.options.workers)) {
   delays_of_.reserve(ticket_.size());
   for (int w = 0; w < o_.workers; ++w) delays_of_.emplace_back(ctx.run.delays(), w, o_.seed);
@@ -54,6 +55,7 @@ void MpiServer::assign(int w, Clock::time_point at) {
   h.value = delays_of_[i].next(since_start(at));
   h.assigned_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+  assigned_at_[i] = at;
   due_[i] =
       at + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(h.value));
   sends_.send(rank_of(w), h, store_.acquire());
@@ -76,8 +78,10 @@ void MpiServer::serve(const Packet& push, Clock::time_point at) {
   if (h.ticket != ticket_[i]) return;  // its minibatch was cut: the worker has a newer one
   due_[i] = Clock::time_point::max();
   const double now_s = since_start(at);
+  // On rank 0's clock, from the assignment to the push's receipt (both transits included).
+  const double duration_s = std::chrono::duration<double>(at - assigned_at_[i]).count();
   auto outcome = core_.on_gradient(now_s, h.worker, pins_[i].version(), static_cast<float>(h.value),
-                                   push.payload(), pins_[i].params());
+                                   duration_s, push.payload(), pins_[i].params());
   pins_[i].release();
   if (!outcome) {
     run_.divergence = outcome.error().message;
@@ -217,11 +221,13 @@ Result<RunRecord> MpiServer::run() {
   // Every worker rank is in its receive loop once it passes this barrier.
   MPI_Barrier(MPI_COMM_WORLD);
   // A resumed run's clock goes on from the checkpoint's time.
-  start_ = Clock::now() -
+  const auto began = Clock::now();
+  start_ = began -
            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(resumed_at));
   {
     std::lock_guard lock(mu_);
-    for (const auto& s : core_.begin()) assign(s.worker, start_);
+    // Now, not start_: a resumed run's first minibatches take their X from here too.
+    for (const auto& s : core_.begin()) assign(s.worker, began);
   }
   std::thread receiver([this] { receive_main(); });
   const auto [reason, wall_s] = supervisor.supervise(*this, start_);

@@ -81,7 +81,8 @@ class MpiServer final : public SupervisedEngine {
   std::vector<std::uint64_t> ticket_;      // per worker: its latest assignment's ticket
   std::vector<ParameterStore::Pin> pins_;  // per worker: the version it computes on (w_tau)
   std::vector<Clock::time_point> due_;     // per worker: when its X ends; max(): none in flight
-  AssignmentSends sends_;                  // declared after store_: it holds pins of it
+  std::vector<Clock::time_point> assigned_at_;  // per worker: its latest assignment's time
+  AssignmentSends sends_;                       // declared after store_: it holds pins of it
   StopReason stop_reason_ = StopReason::kNone;
   bool stop_sent_ = false;
 

@@ -73,6 +73,7 @@ Run train_ok(int ranks, const std::string& args, const std::string& env = "") {
   Run run;
   for (const auto& g : read_csv(out / "gradients.csv")) {
     run.by_update[num(g, "iteration")].push_back({num(g, "worker"), num(g, "staleness")});
+    CHECK(std::stod(g.at("duration_s")) > 0.0);  // rank 0's assignment to the push's receipt
   }
   run.updates = read_csv(out / "updates.csv");
   run.workers = read_csv(out / "workers.csv");
