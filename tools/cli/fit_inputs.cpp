@@ -28,6 +28,10 @@ Result<RunInfo> read_summary(const fs::path& dir) {
     RunInfo r;
     r.workers = c.at("workers").get<int>();
     r.rule = {c.at("rule").get<std::string>(), c.at("k").get<int>()};
+    // ssp's s and backup's b are in the config only when the run's rule has them.
+    if (c.contains("staleness_bound"))
+      r.rule.staleness_bound = c["staleness_bound"].get<std::int64_t>();
+    if (c.contains("backups")) r.rule.backups = c["backups"].get<int>();
     r.clock = c.at("clock").get<std::string>();
     r.delay = c.at("delay").get<std::string>();
     r.delay_mode = c.at("delay_mode").get<std::string>();

@@ -88,7 +88,7 @@ struct RaceSettings {
   double progress_every_s = 10.0;  // seconds between progress log lines
   // argv of the command that started the race: each run's summary.json records it with the
   // times and host ("provenance"); empty: no provenance.
-  std::vector<std::string> command_line;
+  std::vector<std::string> command_line{};
 };
 
 // Whether a run's outputs stay the same when other runs share the machine: a virtual-clock
