@@ -185,9 +185,9 @@ void Evaluator::run_background() {
       Pending p;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock,
-                 [&] { return stopping_ || (!queue_.empty() && !queue_.front().for_finish); });
-        if (stopping_) return;
+        const auto done = [&] { return stopping_ || finishing_.load(std::memory_order_acquire); };
+        cv_.wait(lock, [&] { return done() || (!queue_.empty() && !queue_.front().for_finish); });
+        if (done()) return;
         p = std::move(queue_.front());
         queue_.pop_front();
       }
@@ -223,6 +223,10 @@ std::size_t Evaluator::skipped() const {
 std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
   std::vector<Pending> rest;
   if (thread_.joinable()) {
+    // No new snapshot for the background thread from here: once at normal priority it could
+    // otherwise take the next one before the lock below is ours, and an interrupted run
+    // would evaluate it (the snapshots are finish()'s now).
+    finishing_.store(true, std::memory_order_release);
     // Back to normal priority for the snapshot it may be evaluating: at SCHED_IDLE a busy
     // machine would hold up the end of the run (and past a SIGTERM's grace) for it.
     sched_param param{};

@@ -127,7 +127,10 @@ class Evaluator {
   std::vector<bool> done_;             // GUARDED_BY(mu_)
   std::optional<std::size_t> latest_;  // GUARDED_BY(mu_)
   bool stopping_ = false;              // GUARDED_BY(mu_)
-  std::size_t skipped_ = 0;            // GUARDED_BY(mu_)
+  // Set by finish() before it lifts the background thread's priority (without the lock, which
+  // a thread at SCHED_IDLE may hold on a busy machine): take no further snapshot.
+  std::atomic<bool> finishing_{false};
+  std::size_t skipped_ = 0;  // GUARDED_BY(mu_)
   std::size_t max_pending_;
   // Release/acquire: a reader that sees true also sees the row that set it (written before,
   // under mu_); the flag itself is polled lock-free by the server loop.
