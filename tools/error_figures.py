@@ -117,6 +117,8 @@ def curves(a):
         budgets = np.array([b["seconds"] for b in pred["budgets"]])
         for i, rule in enumerate(pred["rules"]):
             k = rule["k"]
+            if k not in meas:  # theory lists every K of P; the race ran some
+                continue
             errors = np.array([b["errors"][i] for b in pred["budgets"]])
             line, = panel.plot(*meas[k], lw=1.4, label=f"K={k} measured")
             panel.plot(budgets, errors, "--", color=line.get_color(), lw=1.2,
@@ -158,9 +160,11 @@ def best_k(a):
     for path in a.race:
         race, cfg, pred = race_prediction(a.stalesgd, path)
         meas = measured(race, pred["constants"]["train_loss_star"])
-        ks = [r["k"] for r in pred["rules"]]
+        # The best of the race's own K, predicted and measured (theory lists every K of P).
+        ran = [i for i, r in enumerate(pred["rules"]) if r["k"] in meas]
+        ks = [pred["rules"][i]["k"] for i in ran]
         budgets = [b["seconds"] for b in pred["budgets"]]
-        predicted = [b["best_k"] for b in pred["budgets"]]
+        predicted = [ks[int(np.argmin([b["errors"][i] for i in ran]))] for b in pred["budgets"]]
         measured_best = [min(ks, key=lambda k: at(*meas[k], t)) for t in budgets]
         line, = ax.step(budgets, predicted, "--", where="mid", label=f"{cfg['rule']} predicted")
         ax.step(budgets, measured_best, where="mid", color=line.get_color(),

@@ -37,7 +37,10 @@ std::vector<std::string> config_columns(const std::vector<RaceRow>& rows) {
            std::find(std::begin(kOwnColumns), std::end(kOwnColumns), key) != std::end(kOwnColumns);
   };
   for (const auto& row : rows) {
-    for (const auto& [key, value] : row.config) {
+    for (const auto& entry : row.config) {
+      // Named, not a structured binding: clang 14 cannot capture a binding in a lambda.
+      const std::string& key = entry.first;
+      const std::string& value = entry.second;
       if (taken(key)) continue;
       const bool differs = std::any_of(rows.begin(), rows.end(), [&](const RaceRow& other) {
         const std::string* v = config_value(other, key);

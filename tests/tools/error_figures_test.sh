@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# End-to-end check of tools/error_figures.py on a short virtual-clock k-sync race (K = 1, 2 of
+# P = 4, 2 seeds): the curves CSV has a row per K with the runtime prediction close to the
+# measured time per iteration, p0 and the measured fresh fraction 1 (k-sync is never stale), a
+# finite positive bound; best-k names a K of the race at every budget; both PNGs are
+# PNGs; the prediction is cached in the race; a race that mixes rules, or no race, is one error
+# line and status 1.
+# usage: tests/tools/error_figures_test.sh path/to/stalesgd   (needs MNIST in data/, pandas and
+# matplotlib)
+set -euo pipefail
+
+stalesgd=$(realpath "${1:?usage: error_figures_test.sh path/to/stalesgd}")
+cd "$(dirname "$0")/../.."  # the repo root: tools/ and the default data/ live here
+python=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+  echo "error_figures_test: FAIL: $*" >&2
+  exit 1
+}
+
+race_toml() {  # $1 = extra [[run]] lines
+  cat <<TOML
+model = "softmax"
+l2 = 0.1
+workers = 4
+batch = 16
+lr = 0.02
+rule = "k-sync"
+delay = "exp:mean=10ms"
+clock = "virtual"
+time = "2s"
+eval_every = "0.25s"
+eval_samples = 500
+seeds = [1, 2]
+[[run]]
+label = "K={k}"
+k = [1, 2]
+$1
+TOML
+}
+race_toml "" >"$tmp/race.toml"
+"$stalesgd" race --config "$tmp/race.toml" --out "$tmp/race" >"$tmp/race.log" 2>&1 ||
+  fail "stalesgd race failed: $(tail -n 1 "$tmp/race.log")"
+
+"$python" tools/error_figures.py curves "$tmp/race" --stalesgd "$stalesgd" \
+  --out "$tmp/curves.png" --csv "$tmp/curves.csv" 2>"$tmp/curves.err" ||
+  fail "curves exited $?: $(cat "$tmp/curves.err")"
+[ -f "$tmp/race/theory-error.json" ] || fail "curves did not cache the prediction in the race"
+"$python" tools/error_figures.py best-k "$tmp/race" --stalesgd "$stalesgd" \
+  --out "$tmp/best.png" --csv "$tmp/best.csv" 2>"$tmp/best.err" ||
+  fail "best-k exited $?: $(cat "$tmp/best.err")"
+for png in curves best; do
+  [ "$(head -c 4 "$tmp/$png.png" | tail -c 3)" = PNG ] || fail "$png.png is not a PNG"
+done
+
+"$python" - "$tmp/curves.csv" "$tmp/best.csv" <<'PY' || fail "the CSVs are wrong (above)"
+import math, sys
+import pandas as pd
+
+curves, best = pd.read_csv(sys.argv[1]), pd.read_csv(sys.argv[2])
+bad = []
+if sorted(curves["k"]) != [1, 2]:
+    bad.append(f"curves rows for K {list(curves['k'])}, want [1, 2]")
+for _, r in curves.iterrows():
+    k = int(r["k"])
+    # 2 virtual seconds at 2.5-6 ms per iteration: hundreds of iterations per seed.
+    ratio = r["seconds_per_iteration_measured"] / r["seconds_per_iteration_predicted"]
+    if not 0.8 < ratio < 1.25:
+        bad.append(f"K={k}: measured/predicted time per iteration {ratio:.3f}")
+    if r["p0"] != 1.0 or r["fresh_measured"] != 1.0:
+        bad.append(f"K={k}: p0 {r['p0']}, fresh fraction {r['fresh_measured']}; k-sync is never stale")
+    for col in ("floor_predicted", "floor_measured", "predicted_2s", "measured_2s"):
+        if not (math.isfinite(r[col]) and r[col] > 0):
+            bad.append(f"K={k}: {col} = {r[col]}")
+if best.empty or not set(best["best_k_predicted"]) <= {1, 2} or \
+        not set(best["best_k_measured"]) <= {1, 2}:
+    bad.append(f"best-k names K outside the race: {best.head()}")
+if list(best["budget_s"]) != sorted(best["budget_s"]):
+    bad.append("best-k budgets are not in order")
+if bad:
+    print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+
+# A race with two rules: one line naming the key, status 1.
+race_toml $'[[run]]\nlabel = "async"\nrule = "async"' >"$tmp/mixed.toml"
+"$stalesgd" race --config "$tmp/mixed.toml" --set time=0.5s --out "$tmp/mixed" >"$tmp/mixed.log" 2>&1 ||
+  fail "the mixed race failed: $(tail -n 1 "$tmp/mixed.log")"
+refused() {  # $1 = the race folder, $2 = what the one line must say
+  set +e
+  "$python" tools/error_figures.py curves "$1" --stalesgd "$stalesgd" --out "$tmp/x.png" \
+    --csv "$tmp/x.csv" >"$tmp/x.out" 2>"$tmp/x.err"
+  local status=$?
+  set -e
+  [ "$status" -eq 1 ] || fail "curves $1 exited $status, want 1"
+  [ "$(wc -l <"$tmp/x.err")" -eq 1 ] || fail "curves $1 printed: $(cat "$tmp/x.err")"
+  grep -q "^error_figures.py: error: .*$2" "$tmp/x.err" || fail "curves $1: $(cat "$tmp/x.err")"
+}
+refused "$tmp/mixed" "runs differ in rule"
+refused "$tmp/nothing-here" "nothing-here"
+echo "error_figures_test: ok"
