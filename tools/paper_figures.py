@@ -30,6 +30,11 @@ commands
           target (from evals.csv), one panel per target; a run not every seed of which
           reached the target gets no bar, only its seeds' dots and a note
 
+--csv CSV also keeps the numbers a command prints, one row each, to sit beside the figure
+(docs/): curves the seed-mean metrics at --at / --at-iteration and over the last quarter,
+bars every run's mean with its 95% half-width, seed count and seeds, ratio its table.
+Curves of several seeds are drawn as their mean with a shaded 95% t-band.
+
 Prints the file written. Bad input: one line on stderr, exit status 1.
 Run with /usr/bin/python3 (Debian's python3-matplotlib).
 """
@@ -50,7 +55,7 @@ from matplotlib import ticker  # noqa: E402
 
 # Shared with the per-race plots (same directory: python puts the script's folder on sys.path).
 from load_race import group_names  # noqa: E402
-from plot import mean_ci, plain_log_axis, to_float  # noqa: E402
+from plot import mean_ci, plain_log_axis, t975, to_float  # noqa: E402
 
 DPI = 90  # keeps the busiest figures (dense snapshots, seeds overlaid) under 300 KB
 METRIC_LABELS = {
@@ -180,22 +185,35 @@ def save(fig, out, dpi):
 
 
 def mean_curve(pairs, x_kind):
-    """Mean of several seeds' curves on the first seed's x grid (linear interpolation)."""
+    """Mean of several seeds' curves on the first seed's x grid (linear interpolation), and
+    the half-width of its 95% t-interval (None for one seed)."""
     pairs = [(x[np.isfinite(y)], y[np.isfinite(y)]) for x, y in pairs]
     pairs = [(x, y) for x, y in pairs if x.size]
     if not pairs:
-        return None, None
+        return None, None, None
     # The first seed's snapshots: real-clock times drift a little between seeds, and the
     # iteration of a snapshot differs per seed; up to where the shortest run ends.
     grid = pairs[0][0]
     grid = grid[grid <= min(x.max() for x, _ in pairs)]
-    ys = [np.interp(grid, x, y) for x, y in pairs]
-    return grid, np.mean(ys, axis=0)
+    ys = np.array([np.interp(grid, x, y) for x, y in pairs])
+    half = None
+    if len(ys) > 1:
+        half = t975(len(ys) - 1) * ys.std(axis=0, ddof=1) / math.sqrt(len(ys))
+    return grid, ys.mean(axis=0), half
 
 
-def print_table(groups, metrics, times, iterations):
+def summary_row(rows, run, quantity, at, values):
+    """Appends a --csv row: the mean of the seeds' values with its 95% half-width."""
+    reached = [v for v in values if v is not None and np.isfinite(v)]
+    mean, half = mean_ci(reached)
+    rows.append({"run": run, "quantity": quantity, "at": at, "seeds": len(values),
+                 "reached": len(reached), "mean": mean, "ci95_half_width": half,
+                 "values": ";".join("" if v is None else f"{v:.10g}" for v in values)})
+
+
+def print_table(groups, metrics, times, iterations, rows):
     """Seed-mean metric at the given times and iterations, and over the last quarter of each
-    run's time."""
+    run's time (with its 95% half-width over seeds)."""
     metrics = [m for m in metrics if m not in ("k", "lr")]
     head = "".join(f"  t={t:g}" for t in times) + "".join(f"  it={i:g}" for i in iterations)
     for metric in metrics:
@@ -203,16 +221,27 @@ def print_table(groups, metrics, times, iterations):
         for label, members in groups:
             curves_ = [r.series("time", metric) for r in members]
             by_it = [r.series("iteration", metric) for r in members]
-            at = [np.mean([np.interp(t, x, y) for x, y in curves_]) for t in times]
-            at += [np.mean([np.interp(i, x, y) for x, y in by_it]) for i in iterations]
+            at = []
+            for t in times:
+                seeds = [float(np.interp(t, x, y)) for x, y in curves_]
+                summary_row(rows, label, metric, f"t={t:g}", seeds)
+                at.append(np.mean(seeds))
+            for i in iterations:
+                seeds = [float(np.interp(i, x, y)) for x, y in by_it]
+                summary_row(rows, label, metric, f"iteration={i:g}", seeds)
+                at.append(np.mean(seeds))
             last, lows = [], []
             for x, y in curves_:
                 keep = np.isfinite(y)
                 x, y = x[keep], y[keep]
-                last.append(y[x >= 0.75 * x.max()].mean())
-                lows.append(y.min())
+                last.append(float(y[x >= 0.75 * x.max()].mean()))
+                lows.append(float(y.min()))
+            summary_row(rows, label, metric, "last quarter", last)
+            summary_row(rows, label, metric, "minimum", lows)
+            mean, half = mean_ci(last)
+            ci = "" if half is None else f" ±{half:.4f}"
             cells = "".join(f"  {v:.4f}" for v in at)
-            print(f"  {label:42s}{cells}  {np.mean(last):.4f}  {np.mean(lows):.4f}  ({len(members)})")
+            print(f"  {label:42s}{cells}  {mean:.4f}{ci}  {np.mean(lows):.4f}  ({len(members)})")
 
 
 def max_time(groups):
@@ -254,10 +283,13 @@ def curves(args):
                             linewidth=0.8 if many else 1.6, linestyle=style,
                             label=None if many else label)
             if many and not step:
-                gx, gy = mean_curve(pairs, x_kind)
+                gx, gy, half = mean_curve(pairs, x_kind)
                 if gx is not None:
                     ax.plot(gx, gy, color=color, linewidth=2.0, linestyle=style,
-                            label=f"{label} (mean of {len(members)} seeds)")
+                            label=f"{label} (mean of {len(members)} seeds, 95% band)")
+                    if half is not None:  # error and loss are positive: the band stops above 0
+                        ax.fill_between(gx, np.maximum(gy - half, gy * 1e-3), gy + half,
+                                        color=color, alpha=0.18, linewidth=0)
             elif many:
                 ax.plot([], [], color=color, linestyle=style,
                         label=f"{label} ({len(members)} seeds)")
@@ -290,7 +322,7 @@ def curves(args):
         ax.grid(True, which="both", alpha=0.25)
         ax.set_title(f"{METRIC_LABELS.get(metric, metric)} vs "
                      f"{'time' if x_kind == 'time' else 'iteration'}", fontsize=10)
-    print_table(groups, metrics, args.at or [], args.at_iteration or [])
+    print_table(groups, metrics, args.at or [], args.at_iteration or [], args.rows)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, -0.02 - 0.03 * math.ceil(len(labels) / 3)))
@@ -327,6 +359,10 @@ def ratio(args):
         points.setdefault(clock, []).append((p, ts / ta))
         print(f"{clock:7s} {p:3d}  {ts:10.5f}  {ta:12.6f}  {ts / ta:14.2f}  {theory:5.1f}"
               f"  {ts / ta / theory:14.3f}")
+        args.rows.append({"clock": clock, "workers": p, "sync_seconds_per_iteration": ts,
+                          "async_seconds_per_iteration": ta, "ratio": ts / ta,
+                          "theory_P_H_P": theory, "ratio_over_theory": ts / ta / theory,
+                          "sync_seeds": len(cell["sync"]), "async_seeds": len(cell["async"])})
     if not points:
         raise UsageError("no P with both a sync and an async run; see experiments/paper-4-*.toml")
     fig, (ax, rel) = plt.subplots(2, 1, figsize=(6.4, 5.6), sharex=True,
@@ -413,6 +449,8 @@ def bar_panel(ax, args, groups, key, target):
             values = [r.value(column) for r in members]
         if key == "seconds_per_iteration":
             values = [None if v is None else 1e3 * v for v in values]  # milliseconds
+        summary_row(args.rows, label, key, "" if target is None else f"test_error<={target:g}",
+                    values)
         reached = [v for v in values if v is not None]
         shown = ", ".join("—" if v is None else f"{v:.4g}" for v in values)
         if len(values) > 1:
@@ -495,7 +533,9 @@ def parse_args(argv):
     parser.add_argument("--value", choices=["time_to_target", "seconds_per_iteration",
                                             "final_test_error"], default="time_to_target")
     parser.add_argument("--dpi", type=int, default=DPI, help=f"PNG resolution (default {DPI})")
+    parser.add_argument("--csv", type=Path, help="also write the printed numbers here (docs/)")
     args = parser.parse_args(argv)
+    args.rows = []
     if args.out.suffix.lower() not in (".png", ".pdf", ".svg"):
         raise UsageError(f"--out {args.out}: name a .png, .pdf or .svg file")
     return args
@@ -504,7 +544,24 @@ def parse_args(argv):
 def main(argv):
     args = parse_args(argv)
     {"curves": curves, "ratio": ratio, "bars": bars}[args.command](args)
+    if args.csv:
+        write_csv(args.csv, args.rows)
     return 0
+
+
+def write_csv(path, rows):
+    """The numbers behind a figure, as CSV (columns in the order of the first row)."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    try:
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=columns)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v)
+                                 for k, v in row.items()})
+    except OSError as e:
+        raise UsageError(f"cannot write {path} ({e.strerror}); pass a writable --csv")
+    print(path)
 
 
 if __name__ == "__main__":

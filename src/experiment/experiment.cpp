@@ -55,9 +55,15 @@ Status add_settings(const fs::path& file, const toml::table& table,
         return Error{fmt::format("{}: key '{}' is a command-line flag only (--{}); drop it",
                                  where(file, node), k, flag->name)};
       }
+      if (k == "seed_stride") {
+        return Error{
+            fmt::format("{}: key 'seed_stride' numbers the cells of the whole file; "
+                        "put it at the top level, not in a [[run]]",
+                        where(file, node))};
+      }
       return Error{
-          fmt::format("{}: unknown key '{}'; known keys: {}, seeds, name, description, "
-                      "and [[run]] tables with label",
+          fmt::format("{}: unknown key '{}'; known keys: {}, seeds, seed_stride, name, "
+                      "description, and [[run]] tables with label",
                       where(file, node), k, known_experiment_keys())};
     }
     auto s = setting_from_toml(file, k, node);
@@ -94,8 +100,17 @@ Result<Experiment> from_document(const toml::table& doc, const fs::path& path,
   if (auto n = doc["name"].value_exact<std::string>()) ex.name = *n;
   if (auto d = doc["description"].value_exact<std::string>()) ex.description = *d;
 
+  SeedCells seeds;
+  if (const toml::node* n = doc.get("seed_stride")) {
+    const auto v = n->value_exact<std::int64_t>();
+    if (!v || *v < 0) {
+      return Error{fmt::format("{}: key 'seed_stride' must be an integer >= 0, not {}",
+                               where(path, *n), shown_value(*n))};
+    }
+    seeds.stride = static_cast<std::uint64_t>(*v);
+  }
   Settings shared;
-  if (auto s = add_settings(path, doc, {"name", "description", "run"}, shared); !s)
+  if (auto s = add_settings(path, doc, {"name", "description", "run", "seed_stride"}, shared); !s)
     return s.error();
   Settings overrides;  // race --set, in the order given
   for (std::size_t i = 0; i < set.size(); ++i) {
@@ -135,7 +150,7 @@ Result<Experiment> from_document(const toml::table& doc, const fs::path& path,
     Settings settings = shared;
     if (auto s = add_settings(path, table, {"label"}, settings); !s) return s.error();
     for (const auto& [key, s] : overrides) settings[key] = s;
-    auto points = expand_sweep(settings, *tmpl, where(path, node), base);
+    auto points = expand_sweep(settings, *tmpl, where(path, node), base, seeds);
     if (!points) return points.error();
     for (auto& p : *points) {
       if (auto [it, fresh] = labels.emplace(p.label, where(path, node)); !fresh) {

@@ -54,7 +54,8 @@ std::string LabelTemplate::render(
 
 Result<std::vector<SweepPoint>> expand_sweep(const Settings& settings, const LabelTemplate& label,
                                              const std::string& where,
-                                             const std::filesystem::path& base_dir) {
+                                             const std::filesystem::path& base_dir,
+                                             SeedCells& seeds) {
   // The axes, slowest first.
   std::vector<const Setting*> axes;
   for (const auto& [key, s] : settings) {
@@ -65,6 +66,11 @@ Result<std::vector<SweepPoint>> expand_sweep(const Settings& settings, const Lab
   const auto axis_of = [&](const Setting& s) {
     return static_cast<std::size_t>(std::find(axes.begin(), axes.end(), &s) - axes.begin());
   };
+  const auto is_seed = [](const Setting* s) { return option_key(*s->option) == "seed"; };
+  std::uint64_t table_cells = 1;
+  for (const Setting* s : axes) {
+    if (!is_seed(s)) table_cells *= s->values.size();
+  }
 
   std::vector<SweepPoint> points;
   std::vector<std::size_t> at(axes.size(), 0);  // the current value of each axis
@@ -75,6 +81,16 @@ Result<std::vector<SweepPoint>> expand_sweep(const Settings& settings, const Lab
     for (const auto& [key, s] : settings) {
       if (auto st = apply_setting(s, s.list ? at[axis_of(s)] : 0, o); !st) return st.error();
     }
+    if (seeds.stride > 0) {
+      std::uint64_t cell = 0;  // this point's cell within the table, the axes but seed as digits
+      for (std::size_t a = 0; a < axes.size(); ++a) {
+        if (!is_seed(axes[a])) cell = cell * axes[a]->values.size() + at[a];
+      }
+      o.seed += (seeds.cells + cell) * seeds.stride;
+    }
+    const auto shown_seed = [&](const std::string& written) {
+      return seeds.stride > 0 ? std::to_string(o.seed) : written;
+    };
     auto resolved = ResolvedRun::resolve(o);
     // A placeholder shows the value as written, else the run's resolved value (the effective K).
     const TrainerOptions& shown = resolved ? resolved->options() : o;
@@ -82,7 +98,8 @@ Result<std::vector<SweepPoint>> expand_sweep(const Settings& settings, const Lab
       const auto it = settings.find(option_key(option));
       if (it == settings.end()) return option_text(option, shown);
       const Setting& s = it->second;
-      return s.values[s.list ? at[axis_of(s)] : 0].text;
+      const std::string& written = s.values[s.list ? at[axis_of(s)] : 0].text;
+      return is_seed(&s) ? shown_seed(written) : written;
     });
     // Swept keys the label does not name keep the labels apart: " (k=4)", then " (seed 2)".
     std::vector<std::string> keys;
@@ -92,7 +109,7 @@ Result<std::vector<SweepPoint>> expand_sweep(const Settings& settings, const Lab
       const std::string key = option_key(*axes[a]->option);
       const std::string& value = axes[a]->values[at[a]].text;
       if (key == "seed") {
-        seed = fmt::format(" (seed {})", value);
+        seed = fmt::format(" (seed {})", shown_seed(value));
       } else {
         keys.push_back(fmt::format("{}={}", key, value));
       }
@@ -113,6 +130,7 @@ Result<std::vector<SweepPoint>> expand_sweep(const Settings& settings, const Lab
       at[a] = 0;
     }
   }
+  seeds.cells += table_cells;
   return points;
 }
 

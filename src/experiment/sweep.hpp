@@ -49,8 +49,18 @@ struct SweepPoint {
 // one value) that the label does not name is added to it: " (k=4, lr=0.1)", then " (seed 2)".
 // Trace files resolve against `base_dir`; an error is prefixed with `where` (the table's
 // file:line) and the run's label.
+//
+// Cells are the points but for their seed, numbered across the whole file: `cells` is the
+// number of earlier tables' cells on entry and is advanced past this table's. With a
+// `seed_stride` above 0, cell c runs with seed + c * seed_stride (labels show that seed), so
+// that no two cells share their delay streams, data order or initial weights.
+struct SeedCells {
+  std::uint64_t stride = 0;  // 0: every cell runs the seeds as written
+  std::uint64_t cells = 0;
+};
 Result<std::vector<SweepPoint>> expand_sweep(const Settings& settings, const LabelTemplate& label,
                                              const std::string& where,
-                                             const std::filesystem::path& base_dir);
+                                             const std::filesystem::path& base_dir,
+                                             SeedCells& seeds);
 
 }  // namespace stalesgd

@@ -165,7 +165,11 @@ TEST_CASE("every experiment shipped in experiments/ loads and expands to its run
       {"paper-7-shifted-exp.toml", 18},
       {"error-k-sync.toml", 8},
       {"error-k-async.toml", 8},
-      {"ssp-vs-k-async.toml", 10},
+      {"ssp-vs-k-async.toml", 25},
+      {"k-batch-sync-vs-k-sync.toml", 20},
+      {"fashion-1-sync-vs-async.toml", 10},
+      {"fashion-2-k-sync-tradeoff.toml", 20},
+      {"fashion-5-staleness-lr.toml", 15},
   };
   std::size_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator(

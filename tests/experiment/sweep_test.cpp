@@ -107,6 +107,44 @@ TEST_CASE("sweep: errors name the file, the line and the key", "[experiment][swe
   }
 }
 
+TEST_CASE("sweep: seed_stride gives every cell its own seeds across the whole file",
+          "[experiment][sweep]") {
+  const std::string text =
+      "workers = 4\ntime = \"1s\"\nseeds = [1, 2]\nrule = \"k-async\"\nseed_stride = 100\n"
+      "[[run]]\nlabel = \"K={k}\"\nk = [1, 2]\n"
+      "[[run]]\nlabel = \"async seed {seed}\"\nrule = \"async\"\nseeds = [7]\n";
+  auto ex = parse(text);
+  REQUIRE(ex.ok());
+  // Cells K=1, K=2, async: 0, 1, 2; labels and options carry the seed the run uses.
+  CHECK(labels(*ex) == std::vector<std::string>{"K=1 (seed 1)", "K=1 (seed 2)", "K=2 (seed 101)",
+                                                "K=2 (seed 102)", "async seed 207"});
+  std::vector<std::uint64_t> seeds;
+  for (const auto& r : ex->runs) seeds.push_back(r.options().seed);
+  CHECK(seeds == std::vector<std::uint64_t>{1, 2, 101, 102, 207});
+  CHECK(ex->runs[2].slug == "k-2-seed-101");
+  // Without the key, the cells share seeds (and so their delay streams).
+  std::string shared = text;
+  shared.erase(shared.find("seed_stride = 100\n"), std::string("seed_stride = 100\n").size());
+  auto plain = parse(shared);
+  REQUIRE(plain.ok());
+  CHECK(labels(*plain) == std::vector<std::string>{"K=1 (seed 1)", "K=1 (seed 2)", "K=2 (seed 1)",
+                                                   "K=2 (seed 2)", "async seed 7"});
+  // Top level only, an integer >= 0.
+  for (const auto& [bad, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"time = \"1s\"\n[[run]]\nlabel = \"a\"\nseed_stride = 10\n",
+            ":4: key 'seed_stride' numbers the cells of the whole file; put it at the top level, "
+            "not in a [[run]]"},
+           {"time = \"1s\"\nseed_stride = -1\n[[run]]\nlabel = \"a\"\n",
+            ":2: key 'seed_stride' must be an integer >= 0, not the integer -1"},
+           {"time = \"1s\"\nseed_stride = \"x\"\n[[run]]\nlabel = \"a\"\n",
+            ":2: key 'seed_stride' must be an integer >= 0, not the string 'x'"}}) {
+    INFO(bad);
+    auto e = parse(bad);
+    REQUIRE_FALSE(e.ok());
+    CHECK_THAT(e.error().message, Contains(kFile.string() + expected));
+  }
+}
+
 TEST_CASE("sweep: --set replaces a key in every run, and a list sweeps it", "[experiment][sweep]") {
   const std::string text =
       "workers = 4\ntime = \"1s\"\nrule = \"k-async\"\nk = [1, 2]\n"

@@ -180,8 +180,36 @@ for group in "sync" "k-async K=2"; do  # "label  seed 1, seed 2  mean  ±half-wi
     fail "paper_figures.py bars: no 2-seed mean and interval for '$group' in: $(cat "$tmp/bars.out")"
 done
 "$python" tools/paper_figures.py curves "$tmp/seeds" --metric test_error --x time iteration \
-  --out "$tmp/curves.pdf" >/dev/null 2>"$tmp/curves.err" || fail "paper_figures.py curves exited $?: $(cat "$tmp/curves.err")"
+  --at 0.5 --out "$tmp/curves.pdf" --csv "$tmp/curves.csv" >/dev/null 2>"$tmp/curves.err" ||
+  fail "paper_figures.py curves exited $?: $(cat "$tmp/curves.err")"
 [ "$(head -c 5 "$tmp/curves.pdf")" = %PDF- ] || fail "paper_figures.py curves --out curves.pdf wrote no PDF"
+# --csv keeps the printed numbers: per run the mean of its seeds and the t-interval of them.
+"$python" tools/paper_figures.py bars "$tmp/seeds" --value seconds_per_iteration \
+  --out "$tmp/bars.png" --csv "$tmp/bars.csv" >/dev/null 2>"$tmp/bars.err" ||
+  fail "paper_figures.py bars --csv exited $?: $(cat "$tmp/bars.err")"
+"$python" - "$tmp/bars.csv" "$tmp/curves.csv" <<'PY' || fail "paper_figures.py --csv rows are wrong (above)"
+import csv, statistics, sys
+bad = []
+for path, quantities in ((sys.argv[1], {("seconds_per_iteration", "")}),
+                         (sys.argv[2], {("test_error", "t=0.5"), ("test_error", "last quarter"),
+                                        ("test_error", "minimum")})):
+    rows = list(csv.DictReader(open(path)))
+    got = {(r["run"], r["quantity"], r["at"]) for r in rows}
+    want = {(run, q, at) for run in ("sync", "k-async K=2") for q, at in quantities}
+    if got != want:
+        bad.append(f"{path}: rows {sorted(got)}, want {sorted(want)}")
+    for r in rows:
+        values = [float(v) for v in r["values"].split(";")]
+        mean, half = float(r["mean"]), float(r["ci95_half_width"])
+        # 2 seeds: t(0.975, 1) = 12.706 times the standard error.
+        want_half = 12.706 * statistics.stdev(values) / len(values) ** 0.5
+        if (r["seeds"], r["reached"]) != ("2", "2") or abs(mean - statistics.mean(values)) > 1e-5 * abs(mean) \
+                or abs(half - want_half) > 1e-3 * want_half + 1e-12:
+            bad.append(f"{path}: {r}")
+if bad:
+    print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
 
 # A format plot.py does not write: one error line, status 1.
 status=0
