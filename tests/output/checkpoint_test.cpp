@@ -63,8 +63,8 @@ TEST_CASE("resume: a virtual-clock run killed with kill -9 and resumed writes id
       std::string("--rule k-sync --k 1 --workers 4 --delay exp:mean=10ms --adasync-every 2s"),
       std::string("--rule ssp --staleness-bound 1 --workers 4 --delay 'exp:mean=1ms;w0=x8'"));
   // Under the sanitizers one kill time of the two (the plain suite runs both): 5 runs of 3.
-  const std::string after = GENERATE(from_range(
-      kSanitized ? std::vector<std::string>{"0.3"} : std::vector<std::string>{"0", "0.3"}));
+  const std::string after = GENERATE(from_range(kSanitized ? std::vector<std::string>{"0.3"}
+                                                           : std::vector<std::string>{"0", "0.3"}));
   INFO(config << " / kill -9 " << after << " s after the first checkpoint");
   TempDir a, b;
   // mlp has more state to carry; softmax and 6 s keep the sanitizer builds' 30 runs in
