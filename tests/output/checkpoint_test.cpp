@@ -67,7 +67,7 @@ TEST_CASE("resume: a virtual-clock run killed with kill -9 and resumed writes id
                                                            : std::vector<std::string>{"0", "0.3"}));
   INFO(config << " / kill -9 " << after << " s after the first checkpoint");
   TempDir a, b;
-  // mlp has more state to carry; softmax and 6 s keep the sanitizer builds' 30 runs in
+  // mlp has more state to carry; softmax and 6 s keep the sanitizer builds' 15 runs in
   // minutes (the kill still lands mid-run: compute is 10-40x slower there).
   const std::string model = kSanitized ? "softmax --time 6s" : "mlp --time 12s";
   const std::string run = kCli + " train --model " + model + " --clock virtual --eval-every 2s " +
