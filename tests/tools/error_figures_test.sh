@@ -9,16 +9,8 @@
 # matplotlib)
 set -euo pipefail
 
-stalesgd=$(realpath "${1:?usage: error_figures_test.sh path/to/stalesgd}")
-cd "$(dirname "$0")/../.."  # the repo root: tools/ and the default data/ live here
-python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "error_figures_test: FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=script_test_setup.sh
+source "$(dirname "$0")/script_test_setup.sh"
 
 race_toml() {  # $1 = extra [[run]] lines
   cat <<TOML

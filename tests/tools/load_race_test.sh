@@ -5,17 +5,9 @@
 # usage: tests/tools/load_race_test.sh path/to/stalesgd   (needs MNIST in data/ and python3-pandas)
 set -euo pipefail
 
-stalesgd=$(realpath "${1:?usage: load_race_test.sh path/to/stalesgd}")
-cd "$(dirname "$0")/../.."  # the repo root: tools/ and the default data/ live here
+# shellcheck source=script_test_setup.sh
+source "$(dirname "$0")/script_test_setup.sh"
 repo=$PWD
-python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "load_race_test: FAIL: $*" >&2
-  exit 1
-}
 
 "$python" -c 'import pandas' 2>/dev/null || fail "no pandas: install python3-pandas (tools/setup.sh plot)"
 

@@ -6,16 +6,8 @@
 # usage: tests/tools/plot_test.sh path/to/stalesgd   (needs MNIST in data/: stalesgd data fetch mnist)
 set -euo pipefail
 
-stalesgd=$(realpath "${1:?usage: plot_test.sh path/to/stalesgd}")
-cd "$(dirname "$0")/../.."  # the repo root: tools/plot.py and the default data/ live here
-python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "plot_test: FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=script_test_setup.sh
+source "$(dirname "$0")/script_test_setup.sh"
 
 race="$tmp/race"
 train() {  # slug, then extra train flags
