@@ -22,8 +22,8 @@ lr = 0.02
 rule = "k-sync"
 delay = "exp:mean=10ms"
 clock = "virtual"
-time = "2s"
-eval_every = "0.25s"
+time = "1s"
+eval_every = "0.125s"
 eval_samples = 500
 seeds = [1, 2]
 [[run]]
@@ -57,7 +57,7 @@ if sorted(curves["k"]) != [1, 2]:
     bad.append(f"curves rows for K {list(curves['k'])}, want [1, 2]")
 for _, r in curves.iterrows():
     k = int(r["k"])
-    # 2 virtual seconds at 2.5-6 ms per iteration: hundreds of iterations per seed.
+    # 1 virtual second at 2.5-6 ms per iteration: hundreds of iterations per seed.
     ratio = r["seconds_per_iteration_measured"] / r["seconds_per_iteration_predicted"]
     if not 0.8 < ratio < 1.25:
         bad.append(f"K={k}: measured/predicted time per iteration {ratio:.3f}")
@@ -78,7 +78,7 @@ PY
 
 # A race with two rules: one line naming the key, status 1.
 race_toml $'[[run]]\nlabel = "async"\nrule = "async"' >"$tmp/mixed.toml"
-"$stalesgd" race --config "$tmp/mixed.toml" --set time=0.5s --out "$tmp/mixed" >"$tmp/mixed.log" 2>&1 ||
+"$stalesgd" race --config "$tmp/mixed.toml" --set time=0.2s --set seeds=[1] --out "$tmp/mixed" >"$tmp/mixed.log" 2>&1 ||
   fail "the mixed race failed: $(tail -n 1 "$tmp/mixed.log")"
 refused() {  # $1 = the race folder, $2 = what the one line must say
   set +e
