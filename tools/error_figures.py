@@ -5,6 +5,8 @@ and Theorem 3, through `stalesgd theory --error`) for a race of experiments/erro
 usage:
   tools/error_figures.py curves RACE --out PNG --csv CSV [--stalesgd BIN] [--title T]
   tools/error_figures.py best-k RACE [RACE ...] --out PNG --csv CSV [--stalesgd BIN]
+  (both take --constants-samples N and --optimum-epochs N, passed to `theory --error`: fewer
+  make a quicker, rougher prediction)
 
 curves  one panel per race: the measured excess loss of each K (mean over seeds, solid) and
         the bound's prediction (dashed), log scale; CSV: per K, E[T] predicted and measured,
@@ -51,13 +53,14 @@ def config_of(race):
     return out
 
 
-def predict(binary, cfg, budgets, cache):
-    """`stalesgd theory --error --json` for the race's configuration, cached in the race."""
+def predict(binary, cfg, budgets, cache, extra):
+    """`stalesgd theory --error --json` for the race's configuration (and `extra` flags),
+    cached in the race."""
     args = [binary, "theory", "--error", "--json", "--rule", str(cfg["rule"]),
             "--workers", str(int(cfg["workers"])), "--delay", str(cfg["delay"]),
             "--lr", str(cfg["lr"]), "--batch", str(int(cfg["batch"])), "--l2", str(cfg["l2"]),
             "--dataset", str(cfg["dataset"]), "--seed", str(int(cfg["seed"])),
-            "--budget", ",".join(f"{b:.6g}s" for b in budgets)]
+            "--budget", ",".join(f"{b:.6g}s" for b in budgets)] + extra
     if cache.is_file():
         saved = json.loads(cache.read_text())
         if saved.get("args") == args[1:]:
@@ -87,13 +90,18 @@ def fresh_fraction(race):
     return {int(k): float((rows["staleness"] == 0).mean()) for k, rows in g.groupby("config.k")}
 
 
-def race_prediction(binary, path):
+def race_prediction(a, path):
     race = load_race(path, gradients=True)
     cfg = config_of(race)
     grid = np.unique(np.round(race.snapshots["wall_s"].to_numpy(), 6))
     grid = grid[grid > 0]
     budgets = sorted(set(np.geomspace(grid.min(), grid.max(), 60).tolist() + AT))
-    pred = predict(binary, cfg, budgets, Path(path) / "theory-error.json")
+    extra = []
+    for flag, value in (("--constants-samples", a.constants_samples),
+                        ("--optimum-epochs", a.optimum_epochs)):
+        if value is not None:
+            extra += [flag, str(value)]
+    pred = predict(a.stalesgd, cfg, budgets, Path(path) / "theory-error.json", extra)
     return race, cfg, pred
 
 
@@ -110,7 +118,7 @@ def curves(a):
     fig, ax = plt.subplots(1, len(a.race), figsize=(6.5 * len(a.race), 4.6), squeeze=False)
     rows = []
     for panel, path in zip(ax[0], a.race):
-        race, cfg, pred = race_prediction(a.stalesgd, path)
+        race, cfg, pred = race_prediction(a, path)
         meas = measured(race, pred["constants"]["train_loss_star"])
         fresh = fresh_fraction(race)
         spi = race.runs.groupby("config.k")["seconds_per_iteration"].mean()
@@ -158,7 +166,7 @@ def best_k(a):
     fig, ax = plt.subplots(figsize=(7, 4.2))
     rows = []
     for path in a.race:
-        race, cfg, pred = race_prediction(a.stalesgd, path)
+        race, cfg, pred = race_prediction(a, path)
         meas = measured(race, pred["constants"]["train_loss_star"])
         # The best of the race's own K, predicted and measured (theory lists every K of P).
         ran = [i for i, r in enumerate(pred["rules"]) if r["k"] in meas]
@@ -199,6 +207,8 @@ def main(argv):
     p.add_argument("--csv", required=True, help="the summary CSV to write")
     p.add_argument("--stalesgd", default="build/stalesgd", help="the stalesgd binary")
     p.add_argument("--title", default="predicted (dashed) against measured (solid)")
+    p.add_argument("--constants-samples", type=int, help="theory --error's, default its own")
+    p.add_argument("--optimum-epochs", type=int, help="theory --error's, default its own")
     a = p.parse_args(argv)
     try:
         curves(a) if a.command == "curves" else best_k(a)
