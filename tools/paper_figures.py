@@ -55,7 +55,7 @@ from matplotlib import ticker  # noqa: E402
 
 # Shared with the per-race plots (same directory: python puts the script's folder on sys.path).
 from load_race import group_names  # noqa: E402
-from plot import mean_ci, plain_log_axis, t975, to_float  # noqa: E402
+from plot import mean_ci, plain_log_axis, seed_band, to_float  # noqa: E402
 
 DPI = 90  # keeps the busiest figures (dense snapshots, seeds overlaid) under 300 KB
 METRIC_LABELS = {
@@ -184,24 +184,6 @@ def save(fig, out, dpi):
 # ---------------------------------------------------------------- curves
 
 
-def mean_curve(pairs, x_kind):
-    """Mean of several seeds' curves on the first seed's x grid (linear interpolation), and
-    the half-width of its 95% t-interval (None for one seed)."""
-    pairs = [(x[np.isfinite(y)], y[np.isfinite(y)]) for x, y in pairs]
-    pairs = [(x, y) for x, y in pairs if x.size]
-    if not pairs:
-        return None, None, None
-    # The first seed's snapshots: real-clock times drift a little between seeds, and the
-    # iteration of a snapshot differs per seed; up to where the shortest run ends.
-    grid = pairs[0][0]
-    grid = grid[grid <= min(x.max() for x, _ in pairs)]
-    ys = np.array([np.interp(grid, x, y) for x, y in pairs])
-    half = None
-    if len(ys) > 1:
-        half = t975(len(ys) - 1) * ys.std(axis=0, ddof=1) / math.sqrt(len(ys))
-    return grid, ys.mean(axis=0), half
-
-
 def summary_row(rows, run, quantity, at, values):
     """Appends a --csv row: the mean of the seeds' values with its 95% half-width."""
     reached = [v for v in values if v is not None and np.isfinite(v)]
@@ -283,13 +265,14 @@ def curves(args):
                             linewidth=0.8 if many else 1.6, linestyle=style,
                             label=None if many else label)
             if many and not step:
-                gx, gy, half = mean_curve(pairs, x_kind)
-                if gx is not None:
+                band = seed_band(pairs)  # tools/plot.py's: the mean and its 95% t-band
+                if band is not None:
+                    gx, gy, half = band
                     ax.plot(gx, gy, color=color, linewidth=2.0, linestyle=style,
                             label=f"{label} (mean of {len(members)} seeds, 95% band)")
-                    if half is not None:  # error and loss are positive: the band stops above 0
-                        ax.fill_between(gx, np.maximum(gy - half, gy * 1e-3), gy + half,
-                                        color=color, alpha=0.18, linewidth=0)
+                    # Error and loss are positive: the band stops above 0.
+                    ax.fill_between(gx, np.maximum(gy - half, gy * 1e-3), gy + half,
+                                    color=color, alpha=0.18, linewidth=0)
             elif many:
                 ax.plot([], [], color=color, linestyle=style,
                         label=f"{label} ({len(members)} seeds)")
