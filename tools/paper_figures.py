@@ -33,7 +33,10 @@ commands
 --csv CSV also keeps the numbers a command prints, one row each, to sit beside the figure
 (docs/): curves the seed-mean metrics at --at / --at-iteration and over the last quarter,
 bars every run's mean with its 95% half-width, seed count and seeds, ratio its table.
-Curves of several seeds are drawn as their mean with a shaded 95% t-band.
+Curves of several seeds are drawn as their mean with a shaded 95% t-band. Under its title
+every figure names its clock, the seeds per run (and whether runs share them) and, for
+real-clock runs, the range of the machine's 1-minute load average at their starts and ends
+(summary.json's provenance.host), which --csv also keeps.
 
 Prints the file written. Bad input: one line on stderr, exit status 1.
 Run with /usr/bin/python3 (Debian's python3-matplotlib).
@@ -174,6 +177,49 @@ def clock_word(runs):
         "wallclock seconds" if clocks == {"real"} else "seconds")
 
 
+def provenance(runs):
+    """What every figure names under its title: the clock, the seeds and, for the real clock,
+    the machine's load (summary.json's 1-minute load average at each run's start and end)."""
+    groups = grouped(runs)
+    counts = sorted({len(members) for _, members in groups})
+    seeds = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    text = [{"virtual": "virtual clock (load does not enter)", "real": "real clock"}.get(
+        c, f"{c} clock") for c in sorted({r.clock for r in runs})]
+    if len(groups) > 1:
+        cells = [tuple(sorted(r.seed or 0 for r in members)) for _, members in groups]
+        shared = len(set(cells)) < len(cells)
+        text.append(f"{seeds} seeds per run, " + ("runs share seeds" if shared else
+                                                   "independent seeds per run"))
+    else:
+        text.append(f"{seeds} seed{'s' if seeds != '1' else ''}")
+    hosts = [r.summary.get("provenance", {}).get("host", {}) for r in runs if r.clock == "real"]
+    loads = [h.get(k) for h in hosts for k in ("load_1min_start", "load_1min_end")]
+    loads = [v for v in loads if isinstance(v, (int, float))]
+    if loads:
+        cores = {h.get("cores") for h in hosts} - {None}
+        on = f" on {cores.pop()} cores" if len(cores) == 1 else ""
+        text.append(f"load (1-min average) {min(loads):.1f}-{max(loads):.1f}{on}")
+    elif hosts:
+        text.append("load not recorded")
+    return ", ".join(text)
+
+
+def load_rows(groups, rows):
+    """--csv rows of the 1-minute load at the start and end of each real-clock run."""
+    for label, members in groups:
+        hosts = [r.summary.get("provenance", {}).get("host", {}) for r in members
+                 if r.clock == "real"]
+        for key in ("load_1min_start", "load_1min_end") if hosts else ():
+            summary_row(rows, label, key, "", [to_float(h.get(key)) for h in hosts])
+
+
+def heading(title, runs):
+    """The figure's title over its provenance line, which is also printed."""
+    line = provenance(runs)
+    print(line)
+    return f"{title}\n{line}" if title else line
+
+
 def save(fig, out, dpi):
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=dpi, bbox_inches="tight")
@@ -306,10 +352,11 @@ def curves(args):
         ax.set_title(f"{METRIC_LABELS.get(metric, metric)} vs "
                      f"{'time' if x_kind == 'time' else 'iteration'}", fontsize=10)
     print_table(groups, metrics, args.at or [], args.at_iteration or [], args.rows)
+    load_rows(groups, args.rows)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, -0.02 - 0.03 * math.ceil(len(labels) / 3)))
-    fig.suptitle(args.title, fontsize=11)
+    fig.suptitle(heading(args.title, runs), fontsize=11)
     fig.tight_layout(w_pad=2.0)
     save(fig, args.out, args.dpi)
 
@@ -330,8 +377,11 @@ def ratio(args):
         if rule not in ("sync", "async"):
             continue
         p = int(r.config.get("workers", 0))
-        cell = table.setdefault((r.clock, p), {"sync": [], "async": []})
+        cell = table.setdefault((r.clock, p), {"sync": [], "async": [], "load": []})
         cell[rule].append(r.value("seconds_per_iteration"))
+        host = r.summary.get("provenance", {}).get("host", {})
+        cell["load"] += [v for v in (to_float(host.get("load_1min_start")),
+                                     to_float(host.get("load_1min_end"))) if v is not None]
     points = {}
     print("clock    P   E[T_sync] s  E[T_async] s  measured ratio  P*H_P  measured/P*H_P")
     for (clock, p), cell in sorted(table.items()):
@@ -345,7 +395,9 @@ def ratio(args):
         args.rows.append({"clock": clock, "workers": p, "sync_seconds_per_iteration": ts,
                           "async_seconds_per_iteration": ta, "ratio": ts / ta,
                           "theory_P_H_P": theory, "ratio_over_theory": ts / ta / theory,
-                          "sync_seeds": len(cell["sync"]), "async_seeds": len(cell["async"])})
+                          "sync_seeds": len(cell["sync"]), "async_seeds": len(cell["async"]),
+                          "load_1min_min": min(cell["load"], default=""),
+                          "load_1min_max": max(cell["load"], default="")})
     if not points:
         raise UsageError("no P with both a sync and an async run; see experiments/paper-4-*.toml")
     fig, (ax, rel) = plt.subplots(2, 1, figsize=(6.4, 5.6), sharex=True,
@@ -376,7 +428,7 @@ def ratio(args):
     ax.set_ylabel("E[T_sync] / E[T_async]")
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(args.title, fontsize=10)
+    ax.set_title(heading(args.title, runs), fontsize=10)
     save(fig, args.out, args.dpi)
 
 
@@ -411,7 +463,8 @@ def bars(args):
     axes[0, 0].set_yticks(range(len(groups)))
     axes[0, 0].set_yticklabels([g for g, _ in groups], fontsize=8)
     axes[0, 0].set_ylim(len(groups) - 0.5, -0.6)  # the race's order, top to bottom
-    fig.suptitle(args.title, fontsize=10)
+    load_rows(groups, args.rows)
+    fig.suptitle(heading(args.title, runs), fontsize=10)
     save(fig, args.out, args.dpi)
 
 

@@ -203,6 +203,24 @@ if bad:
 sys.exit(1 if bad else 0)
 PY
 
+# Every figure names its clock, its seeds and, on the real clock, the load (also in --csv).
+grep -qxF "virtual clock (load does not enter), 2 seeds per run, runs share seeds" "$tmp/bars.out" ||
+  fail "paper_figures.py bars printed no provenance line: $(cat "$tmp/bars.out")"
+sed -e 's/^clock = "virtual"/clock = "real"/' -e 's/^time = "1s"/time = "0.3s"/' \
+  -e 's/^seeds = \[1, 2\]/seeds = [1, 2]\nseed_stride = 10/' "$tmp/seeds.toml" >"$tmp/real.toml"
+"$stalesgd" race --config "$tmp/real.toml" --out "$tmp/real" >"$tmp/real.log" 2>&1 ||
+  fail "stalesgd race (real clock) failed: $(tail -n 1 "$tmp/real.log")"
+"$python" tools/paper_figures.py curves "$tmp/real" --out "$tmp/real.png" --csv "$tmp/real.csv" \
+  >"$tmp/real.out" 2>"$tmp/real.err" || fail "paper_figures.py curves (real) exited $?: $(cat "$tmp/real.err")"
+grep -qE "^real clock, 2 seeds per run, independent seeds per run, load \(1-min average\) [0-9.]+-[0-9.]+ on [0-9]+ cores$" \
+  "$tmp/real.out" || fail "paper_figures.py curves (real) names no load: $(cat "$tmp/real.out")"
+for group in "sync" "k-async K=2"; do
+  for key in load_1min_start load_1min_end; do
+    grep -qE "^$group,$key,,2,2,[0-9.]+," "$tmp/real.csv" ||
+      fail "--csv of a real-clock race has no $key row of 2 seeds for '$group': $(cat "$tmp/real.csv")"
+  done
+done
+
 # A format plot.py does not write: one error line, status 1.
 status=0
 "$python" tools/plot.py "$tmp/seeds" --format jpg >/dev/null 2>"$tmp/fmt.err" || status=$?
