@@ -379,21 +379,25 @@ def ratio(args):
         p = int(r.config.get("workers", 0))
         cell = table.setdefault((r.clock, p), {"sync": [], "async": [], "load": []})
         cell[rule].append(r.value("seconds_per_iteration"))
-        host = r.summary.get("provenance", {}).get("host", {})
+        host = r.summary.get("provenance", {}).get("host", {}) if r.clock == "real" else {}
         cell["load"] += [v for v in (to_float(host.get("load_1min_start")),
                                      to_float(host.get("load_1min_end"))) if v is not None]
     points = {}
-    print("clock    P   E[T_sync] s  E[T_async] s  measured ratio  P*H_P  measured/P*H_P")
+    print("clock    P   E[T_sync] s  E[T_async] s  measured ratio (95%)  P*H_P  measured/P*H_P")
     for (clock, p), cell in sorted(table.items()):
         if not cell["sync"] or not cell["async"]:
             continue
-        ts, ta = float(np.mean(cell["sync"])), float(np.mean(cell["async"]))
+        (ts, hs), (ta, ha) = mean_ci(cell["sync"]), mean_ci(cell["async"])
         theory = p * harmonic(p)
-        points.setdefault(clock, []).append((p, ts / ta))
-        print(f"{clock:7s} {p:3d}  {ts:10.5f}  {ta:12.6f}  {ts / ta:14.2f}  {theory:5.1f}"
-              f"  {ts / ta / theory:14.3f}")
+        # The ratio of two independent means: their relative half-widths add in quadrature.
+        half = (ts / ta) * math.hypot(hs / ts, ha / ta) if hs and ha else None
+        points.setdefault(clock, []).append((p, ts / ta, half or 0.0))
+        shown = f"± {half:.2f}" if half is not None else ""
+        print(f"{clock:7s} {p:3d}  {ts:10.5f}  {ta:12.6f}  {ts / ta:10.2f} {shown:>9s}  "
+              f"{theory:5.1f}  {ts / ta / theory:14.3f}")
         args.rows.append({"clock": clock, "workers": p, "sync_seconds_per_iteration": ts,
                           "async_seconds_per_iteration": ta, "ratio": ts / ta,
+                          "ratio_ci95_half_width": "" if half is None else half,
                           "theory_P_H_P": theory, "ratio_over_theory": ts / ta / theory,
                           "sync_seeds": len(cell["sync"]), "async_seeds": len(cell["async"]),
                           "load_1min_min": min(cell["load"], default=""),
@@ -402,7 +406,7 @@ def ratio(args):
         raise UsageError("no P with both a sync and an async run; see experiments/paper-4-*.toml")
     fig, (ax, rel) = plt.subplots(2, 1, figsize=(6.4, 5.6), sharex=True,
                                   gridspec_kw={"height_ratios": [3, 1.2]})
-    top = max(p for pts in points.values() for p, _ in pts)
+    top = max(p for pts in points.values() for p, _, _ in pts)
     grid = np.arange(1, top + 1)
     ax.plot(grid, [p * harmonic(p) for p in grid], color="0.2", linewidth=1.4,
             label="theory: P·H_P (exponential delays)")
@@ -413,12 +417,14 @@ def ratio(args):
         pts.sort()
         style = dict(color=color, markersize=7, markeredgewidth=1.6,
                      markerfacecolor="none" if clock == "virtual" else color)
-        ax.plot([p for p, _ in pts], [v for _, v in pts], marker, label=label, **style)
-        rel.plot([p for p, _ in pts], [v / (p * harmonic(p)) for p, v in pts], marker, **style)
+        ax.plot([p for p, _, _ in pts], [v for _, v, _ in pts], marker, label=label, **style)
+        rel.errorbar([p for p, _, _ in pts], [v / (p * harmonic(p)) for p, v, _ in pts],
+                     yerr=[h / (p * harmonic(p)) for p, _, h in pts], fmt=marker, capsize=3,
+                     **style)
     rel.axhline(1.0, color="0.2", linewidth=1.2)
     lo, hi = rel.get_ylim()
     rel.set_ylim(min(lo, 0.9), max(hi, 1.1))  # +-10% at least: a 2% wobble is not a trend
-    rel.set_ylabel("measured / P·H_P")
+    rel.set_ylabel("measured / P·H_P\n(95% interval)")
     rel.set_xlabel("workers P")
     rel.grid(True, alpha=0.25)
     ax.set_xscale("log", base=2)
