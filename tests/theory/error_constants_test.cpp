@@ -39,6 +39,7 @@ class QuadraticModel final : public Model {
     }
     return static_cast<float>(loss);
   }
+  double l2_penalty(std::span<const float>) const override { return 0.0; }
   EvalSums evaluate_sums(std::span<const float>, const Split&, std::size_t, std::size_t,
                          Workspace&) const override {
     return {};
