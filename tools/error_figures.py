@@ -10,10 +10,12 @@ usage:
 
 curves  one panel per race: the measured excess loss of each K (mean over seeds, solid) and
         the bound's prediction (dashed), log scale; CSV: per K, E[T] predicted and measured,
-        the predicted floor against the measured one (mean over the last quarter), the
-        predicted and measured error at a few budgets and their ratio, p0 against the
-        measured fraction of fresh gradients, and `measured_of`: the evals.csv column the
-        measured excess is of (train_objective, or train_loss for an older race).
+        the predicted floor against the measured one (mean over the last quarter; ci95: the
+        95% t-interval of the seeds' own last-quarter means), F(w0) - F* predicted and
+        measured (mean of the seeds' first snapshots), the predicted and measured error at a
+        few budgets and their ratio, p0 against the measured fraction of fresh gradients, and
+        `measured_of`: the evals.csv column the measured excess is of (train_objective, or
+        train_loss for an older race).
 best-k  the best K as a function of the budget t, predicted (argmin of the bound) against
         measured (argmin of the measured mean excess, smoothed over neighbouring snapshots).
 
@@ -40,6 +42,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load_race import LoadError, load_race  # noqa: E402
+from plot import mean_ci  # noqa: E402
 
 AT = [0.4, 2.0, 8.0, 30.0]  # budgets (virtual seconds) the CSVs report: snapshot times
 
@@ -90,16 +93,17 @@ def excess_column(race, constants):
 
 
 def measured(race, constants):
-    """{K: (times, mean excess over seeds)} on the snapshot grid of the race, and the column
-    the excess is of."""
+    """{K: (times, mean excess over seeds)} on the snapshot grid of the race, {K: the excess
+    per snapshot time (rows) and seed (columns)}, and the column the excess is of."""
     column, star = excess_column(race, constants)
     snaps = race.snapshots.copy()
     snaps["excess"] = snaps[column] - star
-    out = {}
+    out, tables = {}, {}
     for k, rows in snaps.groupby("config.k"):
         table = rows.pivot_table(index="wall_s", columns="slug", values="excess").dropna()
         out[int(k)] = (table.index.to_numpy(), table.mean(axis=1).to_numpy())
-    return out, column
+        tables[int(k)] = table
+    return out, tables, column
 
 
 def fresh_fraction(race):
@@ -137,8 +141,9 @@ def curves(a):
     rows = []
     for panel, path in zip(ax[0], a.race):
         race, cfg, pred = race_prediction(a, path)
-        meas, column = measured(race, pred["constants"])
+        meas, tables, column = measured(race, pred["constants"])
         fresh = fresh_fraction(race)
+        c = pred["constants"]
         spi = race.runs.groupby("config.k")["seconds_per_iteration"].mean()
         budgets = np.array([b["seconds"] for b in pred["budgets"]])
         for i, rule in enumerate(pred["rules"]):
@@ -151,13 +156,20 @@ def curves(a):
                        label=f"K={k} {rule['theorem']}")
             t, v = meas[k]
             floor_meas = float(v[t >= 0.75 * t.max()].mean())
+            # Each seed's mean over the last quarter: the floor's 95% interval across seeds.
+            table = tables[k]
+            _, floor_ci = mean_ci(table[table.index >= 0.75 * t.max()].mean(axis=0).to_numpy())
             row = {"rule": cfg["rule"], "k": k,
                    "seconds_per_iteration_predicted": rule["seconds_per_iteration"],
                    "seconds_per_iteration_measured": float(spi[k]),
                    "p0": rule["p0"], "fresh_measured": fresh.get(k, float("nan")),
                    "gamma": rule["gamma"], "gamma_prime": rule["gamma_prime"],
                    "floor_predicted": rule["floor"], "floor_measured": floor_meas,
-                   "floor_ratio": rule["floor"] / floor_meas, "measured_of": column}
+                   "floor_measured_ci95": floor_ci if floor_ci is not None else float("nan"),
+                   "floor_ratio": rule["floor"] / floor_meas, "measured_of": column,
+                   # F(w0) - F*: the prediction's (seed of the prediction) and the seeds' mean.
+                   "start_predicted": c["f0"] - c["f_star"],
+                   "start_measured": float(v[0]) if t[0] == 0 else float("nan")}
             for b in AT:
                 j = int(np.argmin(np.abs(budgets - b)))
                 m = at(t, v, b)
@@ -165,7 +177,6 @@ def curves(a):
                 row[f"measured_{b:g}s"] = m
                 row[f"ratio_{b:g}s"] = errors[j] / m
             rows.append(row)
-        c = pred["constants"]
         panel.set_title(f"{cfg['rule']}, P = {int(cfg['workers'])}: L = {c['L']:.3g}, "
                         f"c = {c['c']:.3g}, sigma^2 = {c['sigma2']:.3g}", fontsize=9)
         panel.set_xscale("log")
@@ -186,7 +197,7 @@ def best_k(a):
     rows = []
     for path in a.race:
         race, cfg, pred = race_prediction(a, path)
-        meas, _ = measured(race, pred["constants"])
+        meas, _, _ = measured(race, pred["constants"])
         # The best of the race's own K, predicted and measured (theory lists every K of P).
         ran = [i for i, r in enumerate(pred["rules"]) if r["k"] in meas]
         ks = [pred["rules"][i]["k"] for i in ran]
