@@ -10,16 +10,20 @@ usage:
 
 curves  one panel per race: the measured excess loss of each K (mean over seeds, solid) and
         the bound's prediction (dashed), log scale; CSV: per K, E[T] predicted and measured,
-        the predicted floor against the measured one (mean over the last quarter), the
-        predicted and measured error at a few budgets and their ratio, p0 against the
-        measured fraction of fresh gradients.
+        the predicted floor against the measured one (mean over the last quarter; ci95: the
+        95% t-interval of the seeds' own last-quarter means), F(w0) - F* predicted and
+        measured (mean of the seeds' first snapshots), the predicted and measured error at a
+        few budgets and their ratio, p0 against the measured fraction of fresh gradients, and
+        `measured_of`: the evals.csv column the measured excess is of (train_objective, or
+        train_loss for an older race).
 best-k  the best K as a function of the budget t, predicted (argmin of the bound) against
         measured (argmin of the measured mean excess, smoothed over neighbouring snapshots).
 
-Measured excess loss = train_loss (mean cross-entropy over the first 10,000 training samples,
-evals.csv) minus the same at w* (theory --error's `train_loss_star`); the L2 term is left out
-of both (evals.csv does not record |w|): docs/reproducing-the-paper.md says how much that is.
-The prediction is computed by the C++ code only (budgets = the snapshot times), so the
+Measured excess = F(w) - F*: evals.csv's train_objective (mean cross-entropy over the first
+10,000 training samples plus the L2 term l2/2 |W|^2, the objective the bounds are about) minus
+the same at w* (theory --error's `train_objective_star`). A race from before that column has
+only train_loss: its excess is then the cross-entropy's alone (train_loss minus
+`train_loss_star`, no L2 term), and the script says so on stderr. The prediction is computed by the C++ code only (budgets = the snapshot times), so the
 formulas live in one place (src/theory/error_bound.cpp). Needs Debian's python3-pandas and
 python3-matplotlib. Bad input: one line, exit 1.
 """
@@ -38,6 +42,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load_race import LoadError, load_race  # noqa: E402
+from plot import mean_ci  # noqa: E402
 
 AT = [0.4, 2.0, 8.0, 30.0]  # budgets (virtual seconds) the CSVs report: snapshot times
 
@@ -63,7 +68,9 @@ def predict(binary, cfg, budgets, cache, extra):
             "--budget", ",".join(f"{b:.6g}s" for b in budgets)] + extra
     if cache.is_file():
         saved = json.loads(cache.read_text())
-        if saved.get("args") == args[1:]:
+        # A prediction cached by an older stalesgd lacks train_objective_star: computed again.
+        if saved.get("args") == args[1:] and \
+                "train_objective_star" in saved["prediction"]["constants"]:
             return saved["prediction"]
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
@@ -73,15 +80,30 @@ def predict(binary, cfg, budgets, cache, extra):
     return prediction
 
 
-def measured(race, star):
-    """{K: (times, mean excess over seeds)} on the snapshot grid of the race."""
+def excess_column(race, constants):
+    """The measured error's column and F* to subtract: train_objective when every snapshot of
+    the race has it, else train_loss (a race from before the column; said on stderr)."""
+    snaps = race.snapshots
+    if "train_objective" in snaps.columns and snaps["train_objective"].notna().all():
+        return "train_objective", constants["train_objective_star"]
+    print(f"error_figures.py: note: {race.dir}: evals.csv has no train_objective (a race from "
+          "before it); the measured excess is train_loss - train_loss_star, the cross-entropy "
+          "without the L2 term", file=sys.stderr)
+    return "train_loss", constants["train_loss_star"]
+
+
+def measured(race, constants):
+    """{K: (times, mean excess over seeds)} on the snapshot grid of the race, {K: the excess
+    per snapshot time (rows) and seed (columns)}, and the column the excess is of."""
+    column, star = excess_column(race, constants)
     snaps = race.snapshots.copy()
-    snaps["excess"] = snaps["train_loss"] - star
-    out = {}
+    snaps["excess"] = snaps[column] - star
+    out, tables = {}, {}
     for k, rows in snaps.groupby("config.k"):
         table = rows.pivot_table(index="wall_s", columns="slug", values="excess").dropna()
         out[int(k)] = (table.index.to_numpy(), table.mean(axis=1).to_numpy())
-    return out
+        tables[int(k)] = table
+    return out, tables, column
 
 
 def fresh_fraction(race):
@@ -119,8 +141,9 @@ def curves(a):
     rows = []
     for panel, path in zip(ax[0], a.race):
         race, cfg, pred = race_prediction(a, path)
-        meas = measured(race, pred["constants"]["train_loss_star"])
+        meas, tables, column = measured(race, pred["constants"])
         fresh = fresh_fraction(race)
+        c = pred["constants"]
         spi = race.runs.groupby("config.k")["seconds_per_iteration"].mean()
         budgets = np.array([b["seconds"] for b in pred["budgets"]])
         for i, rule in enumerate(pred["rules"]):
@@ -133,13 +156,20 @@ def curves(a):
                        label=f"K={k} {rule['theorem']}")
             t, v = meas[k]
             floor_meas = float(v[t >= 0.75 * t.max()].mean())
+            # Each seed's mean over the last quarter: the floor's 95% interval across seeds.
+            table = tables[k]
+            _, floor_ci = mean_ci(table[table.index >= 0.75 * t.max()].mean(axis=0).to_numpy())
             row = {"rule": cfg["rule"], "k": k,
                    "seconds_per_iteration_predicted": rule["seconds_per_iteration"],
                    "seconds_per_iteration_measured": float(spi[k]),
                    "p0": rule["p0"], "fresh_measured": fresh.get(k, float("nan")),
                    "gamma": rule["gamma"], "gamma_prime": rule["gamma_prime"],
                    "floor_predicted": rule["floor"], "floor_measured": floor_meas,
-                   "floor_ratio": rule["floor"] / floor_meas}
+                   "floor_measured_ci95": floor_ci if floor_ci is not None else float("nan"),
+                   "floor_ratio": rule["floor"] / floor_meas, "measured_of": column,
+                   # F(w0) - F*: the prediction's (seed of the prediction) and the seeds' mean.
+                   "start_predicted": c["f0"] - c["f_star"],
+                   "start_measured": float(v[0]) if t[0] == 0 else float("nan")}
             for b in AT:
                 j = int(np.argmin(np.abs(budgets - b)))
                 m = at(t, v, b)
@@ -147,13 +177,13 @@ def curves(a):
                 row[f"measured_{b:g}s"] = m
                 row[f"ratio_{b:g}s"] = errors[j] / m
             rows.append(row)
-        c = pred["constants"]
         panel.set_title(f"{cfg['rule']}, P = {int(cfg['workers'])}: L = {c['L']:.3g}, "
                         f"c = {c['c']:.3g}, sigma^2 = {c['sigma2']:.3g}", fontsize=9)
         panel.set_xscale("log")
         panel.set_yscale("log")
         panel.set_xlabel("virtual seconds")
-        panel.set_ylabel("F(w) - F* (train loss excess)")
+        panel.set_ylabel("F(w) - F* (training objective excess)" if column == "train_objective"
+                         else "CE(w) - CE(w*) (train loss excess, no L2 term)")
         panel.legend(fontsize=7, ncol=2)
         panel.grid(alpha=0.3)
     fig.suptitle(a.title, fontsize=10)
@@ -167,7 +197,7 @@ def best_k(a):
     rows = []
     for path in a.race:
         race, cfg, pred = race_prediction(a, path)
-        meas = measured(race, pred["constants"]["train_loss_star"])
+        meas, _, _ = measured(race, pred["constants"])
         # The best of the race's own K, predicted and measured (theory lists every K of P).
         ran = [i for i, r in enumerate(pred["rules"]) if r["k"] in meas]
         ks = [pred["rules"][i]["k"] for i in ran]

@@ -14,7 +14,8 @@ commands
   curves  test error, training loss, K or the learning rate applied, against time and/or
           iterations, seeds overlaid
           --x time iteration          one panel column per x axis (default: time)
-          --metric test_error train_loss k lr   one panel per metric (default: test_error)
+          --metric test_error train_loss k lr   one panel per metric (default: test_error;
+                                      also test_loss, train_objective: evals.csv's columns)
           --logx [--xmin T]           log time axis from T (default 0.1 s): the first seconds
           --xmax T / --itmax N        cut the time / iteration axis
           --runs 'LABEL' ...          only these runs (labels without the seed suffix), in order
@@ -64,6 +65,7 @@ DPI = 90  # keeps the busiest figures (dense snapshots, seeds overlaid) under 30
 METRIC_LABELS = {
     "test_error": "test error",
     "train_loss": "training loss",
+    "train_objective": "training objective (loss + L2)",
     "test_loss": "test loss",
     "k": "K per update",
     "lr": "learning rate applied",
@@ -342,7 +344,7 @@ def curves(args):
         ax.set_ylabel(METRIC_LABELS.get(metric, metric))
         if metric == "k":
             ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
-        if metric in ("test_error", "train_loss", "test_loss", "lr"):
+        if metric in ("test_error", "train_loss", "train_objective", "test_loss", "lr"):
             ax.set_yscale("log")
             lo, hi = args.ylim if args.ylim and metric == "test_error" else (None, None)
             if lo:

@@ -51,6 +51,7 @@ EvalRecord Evaluator::evaluate(const Pending& p, Workspace& ws) const {
   row.test_loss = test.loss;
   row.test_error = test.error;
   row.train_loss = train.loss;
+  row.train_objective = train.loss + model_.l2_penalty(p.params);
   return row;
 }
 
@@ -116,6 +117,7 @@ EvalRecord Evaluator::evaluate_blocks(const Pending& p) {
   row.test_loss = mean(test.loss, test_total);
   row.test_error = mean(static_cast<double>(test.errors), test_total);
   row.train_loss = mean(train.loss, train_total);
+  row.train_objective = row.train_loss + model_.l2_penalty(p.params);
   return row;
 }
 

@@ -109,15 +109,27 @@ std::optional<float> Network::loss_and_gradient(std::span<const float> w, const 
     cur = 1 - cur;
   }
   if (l2_ != 0.0f) {
+    loss += l2_penalty(w);
     for (std::size_t i = 0; i < layers_.size(); ++i) {
       const auto count = static_cast<Eigen::Index>(layers_[i]->num_weights());
       Eigen::Map<const Eigen::VectorXf> wi(w.data() + offsets_[i], count);
       Eigen::Map<Eigen::VectorXf> gi(grad.data() + offsets_[i], count);
-      loss += 0.5 * l2_ * static_cast<double>(wi.squaredNorm());
       gi += l2_ * wi;
     }
   }
   return static_cast<float>(loss);
+}
+
+double Network::l2_penalty(std::span<const float> w) const {
+  if (w.size() != num_params()) throw std::invalid_argument("l2_penalty: wrong parameter count");
+  if (l2_ == 0.0f) return 0.0;
+  double penalty = 0.0;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const auto count = static_cast<Eigen::Index>(layers_[i]->num_weights());
+    Eigen::Map<const Eigen::VectorXf> wi(w.data() + offsets_[i], count);
+    penalty += 0.5 * l2_ * static_cast<double>(wi.squaredNorm());
+  }
+  return penalty;
 }
 
 EvalSums Network::evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,

@@ -43,6 +43,8 @@ class Network final : public Model {
   std::optional<float> loss_and_gradient(std::span<const float> w, const Batch& batch,
                                          std::span<float> grad, Workspace& ws,
                                          const std::atomic<bool>* cancel) const override;
+  // l2/2 * ||W||^2 over every layer's weights (not its biases), summed layer by layer.
+  double l2_penalty(std::span<const float> w) const override;
   EvalSums evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
                          std::size_t count, Workspace& ws) const override;
   double gradient_flops(int batch_size) const override;

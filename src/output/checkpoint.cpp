@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kMagic = "stalesgd checkpoint\n";
-constexpr std::uint64_t kFormat = 2;  // 2: gradient rows carry duration_s
+// 2: gradient rows carry duration_s; 3: eval rows carry train_objective.
+constexpr std::uint64_t kFormat = 3;
 
 std::uint32_t crc(std::string_view bytes) {
   uLong c = crc32(0L, Z_NULL, 0);
@@ -71,6 +72,7 @@ void save_header(StateWriter& out, const CheckpointHeader& h) {
     out.f64(e.train_loss);
     out.f64(e.test_loss);
     out.f64(e.test_error);
+    out.f64(e.train_objective);
   }
 }
 
@@ -115,13 +117,14 @@ CheckpointHeader load_header(StateReader& in) {
     g.duration_s = in.f64();
     h.rows.gradients.push_back(g);
   }
-  for (std::uint64_t i = 0, n = count(40); i < n && in.ok(); ++i) {
+  for (std::uint64_t i = 0, n = count(48); i < n && in.ok(); ++i) {
     EvalRecord e;
     e.wall_s = in.f64();
     e.iteration = in.u64();
     e.train_loss = in.f64();
     e.test_loss = in.f64();
     e.test_error = in.f64();
+    e.train_objective = in.f64();
     h.rows.evals.push_back(e);
   }
   if (in.ok() &&

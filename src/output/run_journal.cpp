@@ -22,7 +22,9 @@ constexpr const char* kUpdatesHeader =
     "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss\n";
 constexpr const char* kGradientsHeader =
     "iteration,worker,computed_on_version,staleness,duration_s\n";
-constexpr const char* kEvalsHeader = "wall_s,iteration,train_loss,test_loss,test_error\n";
+// train_objective last: readers of the five older columns, by name or by position, still work.
+constexpr const char* kEvalsHeader =
+    "wall_s,iteration,train_loss,test_loss,test_error,train_objective\n";
 
 // Every file a run writes into its folder: what --force removes and what makes a folder "hold a
 // run" for the refusal.
@@ -173,8 +175,8 @@ Status RunJournal::append(std::span<const EvalRecord> rows) {
   if (rows.empty()) return error_;
   fmt::memory_buffer out;
   for (const auto& e : rows) {
-    fmt::format_to(std::back_inserter(out), "{:.6f},{},{:.6g},{:.6g},{:.6g}\n", e.wall_s,
-                   e.iteration, e.train_loss, e.test_loss, e.test_error);
+    fmt::format_to(std::back_inserter(out), "{:.6f},{},{:.6g},{:.6g},{:.6g},{:.6g}\n", e.wall_s,
+                   e.iteration, e.train_loss, e.test_loss, e.test_error, e.train_objective);
   }
   if (auto s = write(evals_, fmt::to_string(out), offsets_.eval_bytes); !s) return s;
   offsets_.eval_rows += rows.size();

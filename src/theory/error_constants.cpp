@@ -172,6 +172,7 @@ Result<EstimatedConstants> estimate_error_constants(const Model& model, double l
   e.k.initial_gap = e.f0 - e.f_star;
   auto ws = model.make_workspace(static_cast<int>(kBlock));
   e.train_loss_star = model.evaluate(e.w_star, train, *ws, o.eval_samples).loss;
+  e.train_objective_star = e.train_loss_star + model.l2_penalty(e.w_star);
   e.l2_term_star = e.f_star - model.evaluate(e.w_star, train, *ws, n).loss;
   return e;
 }

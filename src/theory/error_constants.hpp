@@ -27,7 +27,7 @@ struct ConstantsOptions {
   int variance_batch = 32;                // minibatch size of the sigma^2 estimate
   int variance_draws = 256;               // minibatches drawn for it
   int optimum_epochs = 30;                // epochs of the minimisation that finds w*
-  std::size_t eval_samples = 10000;       // evals.csv's train_loss: CE over the first N
+  std::size_t eval_samples = 10000;       // evals.csv's train_loss and train_objective: N
   std::uint64_t seed = 1;                 // the run's seed: w_0 and the draws
 };
 
@@ -41,6 +41,9 @@ struct EstimatedConstants {
   double sigma2_batch = 0.0;     // E|g_B - grad F|^2 for B = variance_batch, at w*
   double train_loss_star = 0.0;  // mean CE of w* over the first eval_samples (no L2 term)
   double l2_term_star = 0.0;     // F(w*) minus its mean CE over the same samples as F
+  // train_loss_star plus the L2 term of w*: evals.csv's train_objective at w*, so the
+  // measured excess F(w) - F* is taken on the same samples at both points.
+  double train_objective_star = 0.0;
   std::vector<float> w_star;
 };
 

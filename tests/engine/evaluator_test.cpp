@@ -1,14 +1,16 @@
 // Evaluator: parallel evaluation (oneTBB blocks) gives the serial rows bit for bit at any thread
-// count, inline and for the backlog at the end; a signal leaves only the final snapshot; an
-// exception becomes failed() and leaves no row.
+// count, inline and for the backlog at the end; train_objective adds the L2 term of the weights
+// only; a signal leaves only the final snapshot; an exception becomes failed() and leaves no row.
 #include "engine/evaluator.hpp"
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -82,6 +84,7 @@ void check_identical(const std::vector<EvalRecord>& a, const std::vector<EvalRec
     CHECK(a[i].test_loss == b[i].test_loss);
     CHECK(a[i].test_error == b[i].test_error);
     CHECK(a[i].train_loss == b[i].train_loss);
+    CHECK(a[i].train_objective == b[i].train_objective);
   }
 }
 
@@ -136,6 +139,7 @@ TEST_CASE("evaluator: parallel blocks give the serial rows bit for bit at 1, 2 a
   CHECK(serial[1].test_loss == test.loss);
   CHECK(serial[1].test_error == test.error);
   CHECK(serial[1].train_loss == m->evaluate(w1, data().train, *ws, 1100).loss);
+  CHECK(serial[1].train_objective == serial[1].train_loss);  // no --l2: the same number
   for (int threads : {1, 2, 8}) {
     INFO(threads << " threads");
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
@@ -171,6 +175,31 @@ TEST_CASE("evaluator: the backlog at the end, in parallel, gives the serial rows
       });
       check_identical(rows, serial);
     }
+  }
+}
+
+TEST_CASE("evaluator: train_objective is train_loss plus l2/2 |W|^2 of the weights, not the biases",
+          "[engine][evaluator]") {
+  constexpr float kL2 = 0.25f;
+  ModelSpec spec;
+  spec.l2 = kL2;
+  const auto m = std::move(make_model(spec, {1, 28, 28}, 10)).value();
+  REQUIRE(m->num_params() == 784 * 10 + 10);  // softmax: W (784 x 10), then the 10 biases
+  auto w = params(*m, 3);
+  std::fill(w.end() - 10, w.end(), 2.0f);  // biases far from 0: they must not count
+  double squares = 0.0;
+  for (std::size_t i = 0; i < 784 * 10; ++i) squares += static_cast<double>(w[i]) * w[i];
+  const double penalty = 0.5 * kL2 * squares;
+  REQUIRE(penalty > 1e-3);
+  // Inline serial (evaluate), inline in blocks (evaluate_blocks), and in the background.
+  for (auto [background, parallel] : {std::pair{false, false}, {false, true}, {true, true}}) {
+    INFO("background " << background << ", parallel " << parallel);
+    Evaluator e(*m, data(), options(background, parallel));
+    e.submit(0.0, 0, w, true);
+    const auto rows = e.finish();
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].train_objective - rows[0].train_loss == Approx(penalty).epsilon(1e-5));
+    CHECK(rows[0].train_objective == rows[0].train_loss + m->l2_penalty(w));
   }
 }
 

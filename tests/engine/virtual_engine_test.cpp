@@ -6,6 +6,7 @@
 
 #include "engine/engine_test_util.hpp"
 #include "stalesgd/output/run_writer.hpp"
+#include "stalesgd/util/seed.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -48,6 +49,50 @@ TEST_CASE("virtual: two runs with the same seed write byte-identical files", "[e
   CHECK(r1.wall_s == 0.5);
   o.seed = 2;
   CHECK(run_ok(o).final_params != r1.final_params);
+}
+
+TEST_CASE("virtual: evals record the L2 objective, train_loss + l2/2 |W|^2 of the weights",
+          "[engine][virtual]") {
+  auto o = virtual_options("k-async", 4, 2, "exp:mean=10ms");
+  o.time_s = 0.3;
+  o.model.l2 = 0.1f;
+  const auto run = run_ok(o);
+  REQUIRE(run.evals.size() >= 2);
+  // l2/2 |W|^2 by hand: softmax's parameters are W (784 x 10), then the 10 biases (not counted).
+  const auto penalty = [&](std::span<const float> w) {
+    REQUIRE(w.size() == 784 * 10 + 10);
+    double squares = 0.0;
+    for (std::size_t i = 0; i < 784 * 10; ++i) squares += static_cast<double>(w[i]) * w[i];
+    return 0.5 * 0.1 * squares;
+  };
+  // The iteration-0 snapshot holds the seeded initialisation, the last one the final weights.
+  auto model = make_model(o.model, mnist().train.shape, mnist().num_classes);
+  REQUIRE(model);
+  std::vector<float> w0((*model)->num_params());
+  (*model)->init_params(w0, derive_seed(o.seed, SeedStream::kModelInit));
+  const auto& first = run.evals.front();
+  const auto& last = run.evals.back();
+  REQUIRE(first.iteration == 0);
+  REQUIRE(last.iteration == run.updates.size());
+  CHECK(first.train_objective - first.train_loss == Approx(penalty(w0)).epsilon(1e-5));
+  CHECK(last.train_objective - last.train_loss == Approx(penalty(run.final_params)).epsilon(1e-5));
+  CHECK(penalty(w0) > penalty(run.final_params));  // L2 pulls the weights in
+  // evals.csv's last column, as written (6 significant digits).
+  TempDir dir;
+  const auto resolved = ResolvedRun::resolve(o);
+  REQUIRE(resolved.ok());
+  REQUIRE(write_run_outputs(dir.path(), *resolved, run, std::nullopt).ok());
+  std::ifstream in(dir / "evals.csv");
+  std::string header, row;
+  REQUIRE(std::getline(in, header));
+  CHECK(header == "wall_s,iteration,train_loss,test_loss,test_error,train_objective");
+  REQUIRE(std::getline(in, row));
+  const double written = std::stod(row.substr(row.rfind(',') + 1));
+  CHECK(written == Approx(first.train_loss + penalty(w0)).epsilon(1e-5));
+
+  // Without --l2 the objective is the training loss, row for row.
+  o.model.l2 = 0.0f;
+  for (const auto& e : run_ok(o).evals) CHECK(e.train_objective == e.train_loss);
 }
 
 TEST_CASE("virtual: sync is k-sync with K = P, update for update", "[engine][virtual]") {

@@ -53,9 +53,9 @@ std::vector<std::uint64_t> iterations(const fs::path& updates_csv) {
 TEST_CASE("resume: a virtual-clock run killed with kill -9 and resumed writes identical outputs",
           "[output][resume]") {
   // The sync rules cut work, the async ones keep older versions pinned, dutta reads w_tau, and
-  // AdaSync changes K: each is state a checkpoint must carry.
+  // AdaSync changes K: each is state a checkpoint must carry (and --l2, evals' objective).
   const std::string config = GENERATE(
-      std::string("--rule k-sync --k 2 --workers 4 --delay exp:mean=10ms"),
+      std::string("--rule k-sync --k 2 --workers 4 --delay exp:mean=10ms --l2 1e-3"),
       std::string("--rule k-async --k 2 --workers 4 --delay pareto:shape=2,scale=5ms "
                   "--lr-rule dutta:c=0.01"),
       std::string("--rule k-batch-async --k 3 --workers 6 --delay 'exp:mean=5ms;w0=x4' "
@@ -170,14 +170,44 @@ TEST_CASE("resume: a conflicting flag, a finished run and a damaged checkpoint g
   CHECK_THAT(r.output, Contains("holds a finished run"));
 }
 
+TEST_CASE("checkpoint: the header's records round-trip field for field", "[output]") {
+  CheckpointHeader h;
+  h.args = {"--model", "softmax", "--l2", "0.1"};
+  h.engine = "virtual";
+  h.t = 1.5;
+  h.rows.updates = {{1, 0.25, 2, 0.5, 1, 0.02, 2.3}};
+  h.rows.gradients = {{1, 3, 0, 0, 0.0125}};
+  h.rows.evals = {{0.0, 0, 2.3, 2.31, 0.9, 3.01}, {1.25, 1, 1.7, 1.72, 0.4, 2.125}};
+  h.offsets = {1, 60, 1, 40, 2, 90};
+  h.snapshots = 2;
+  StateWriter out;
+  save_header(out, h);
+  StateReader in(out.bytes());
+  const auto back = load_header(in);
+  REQUIRE(in.ok());
+  CHECK(back.args == h.args);
+  CHECK(back.t == h.t);
+  REQUIRE(back.rows.evals.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto &a = back.rows.evals[i], &b = h.rows.evals[i];
+    CHECK(a.wall_s == b.wall_s);
+    CHECK(a.iteration == b.iteration);
+    CHECK(a.train_loss == b.train_loss);
+    CHECK(a.test_loss == b.test_loss);
+    CHECK(a.test_error == b.test_error);
+    CHECK(a.train_objective == b.train_objective);
+  }
+  CHECK(back.rows.gradients.at(0).duration_s == 0.0125);
+}
+
 TEST_CASE("checkpoint: every cut of a real payload is refused without a crash", "[output]") {
   // A payload from a real run, cut at every length: the reader must stop with an error (the
   // fuzz harness does the same with arbitrary bytes).
   TempDir dir;
   REQUIRE(run_shell(kCli +
-                    " train --model softmax --clock virtual --rule k-sync --k 1 --workers 2 "
-                    "--delay exp:mean=10ms --time 1s --checkpoint-every 0.5s --no-progress "
-                    "--out " +
+                    " train --model softmax --l2 0.1 --clock virtual --rule k-sync --k 1 "
+                    "--workers 2 --delay exp:mean=10ms --time 1s --checkpoint-every 0.5s "
+                    "--no-progress --out " +
                     dir.path().string())
               .exit_code == 0);
   auto payload = read_checkpoint(dir.path());
@@ -190,6 +220,9 @@ TEST_CASE("checkpoint: every cut of a real payload is refused without a crash", 
     CHECK(h.rows.updates.size() == h.offsets.update_rows);
     REQUIRE_FALSE(h.rows.gradients.empty());
     CHECK(h.rows.gradients.back().duration_s > 0.0);  // the rows keep their durations
+    REQUIRE_FALSE(h.rows.evals.empty());
+    // and the evaluations their L2 objective (--l2 0.1: above the cross-entropy)
+    CHECK(h.rows.evals.back().train_objective > h.rows.evals.back().train_loss);
   }
   for (std::size_t n = 0; n < 4096 && n < payload->size(); n += 7) {
     StateReader in(std::string_view(*payload).substr(0, n));

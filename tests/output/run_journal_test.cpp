@@ -86,6 +86,22 @@ TEST_CASE("journal: rows are appended and a resumed journal is cut back to its o
   CHECK_THAT(bad.error().message, Contains("gradients.csv holds 3 bytes but the checkpoint"));
 }
 
+TEST_CASE("journal: evals.csv rows end with train_objective", "[output]") {
+  TempDir dir;
+  {
+    auto j = RunJournal::open(dir.path(), RunJournal::Existing::kRefuse);
+    REQUIRE(j.ok());
+    std::vector<EvalRecord> e{{0.0, 0, 2.30259, 2.31, 0.9, 3.01259}, {0.5, 12, 1.5, 1.6, 0.4, 1.5}};
+    REQUIRE((*j)->append(e).ok());
+    REQUIRE((*j)->close().ok());
+    CHECK((*j)->offsets().eval_rows == 2);
+  }
+  CHECK(slurp(dir / "evals.csv") ==
+        "wall_s,iteration,train_loss,test_loss,test_error,train_objective\n"
+        "0.000000,0,2.30259,2.31,0.9,3.01259\n"
+        "0.500000,12,1.5,1.6,0.4,1.5\n");
+}
+
 TEST_CASE("train CLI: an --out holding a run is refused unless --force", "[output][cli]") {
   TempDir dir;
   const std::string base =

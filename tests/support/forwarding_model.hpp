@@ -24,6 +24,7 @@ class ForwardingModel : public Model {
                                          const std::atomic<bool>* cancel) const override {
     return inner_->loss_and_gradient(w, batch, grad, ws, cancel);
   }
+  double l2_penalty(std::span<const float> w) const override { return inner_->l2_penalty(w); }
   EvalSums evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
                          std::size_t count, Workspace& ws) const override {
     return inner_->evaluate_sums(w, data, first, count, ws);

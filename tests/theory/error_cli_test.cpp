@@ -37,6 +37,9 @@ TEST_CASE("theory --error predicts each K and the best K per budget", "[error][t
   const auto j = nlohmann::json::parse(r.output);
   REQUIRE(j["rules"].size() == 3);  // K = 1, 2, 4
   CHECK(j["constants"]["c"].get<double>() == Approx(1e-3));
+  // F* on evals.csv's train_objective terms (tools/error_figures.py subtracts it).
+  CHECK(j["constants"]["train_objective_star"].get<double>() >
+        j["constants"]["train_loss_star"].get<double>());
   // Lemma 1's floor falls as 1/K.
   CHECK(j["rules"][0]["floor"].get<double>() == Approx(2 * j["rules"][1]["floor"].get<double>()));
   REQUIRE(j["budgets"].size() == 2);

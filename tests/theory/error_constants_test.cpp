@@ -1,5 +1,5 @@
 // Estimating the error bounds' constants: L of a quadratic with known eigenvalues, sigma^2
-// scaling as 1/batch, c = l2 for the softmax, and refusing l2 = 0.
+// scaling as 1/batch, c = l2 for the softmax, F* on evals.csv's terms, and refusing l2 = 0.
 #include <numeric>
 #include <random>
 
@@ -39,6 +39,7 @@ class QuadraticModel final : public Model {
     }
     return static_cast<float>(loss);
   }
+  double l2_penalty(std::span<const float>) const override { return 0.0; }
   EvalSums evaluate_sums(std::span<const float>, const Split&, std::size_t, std::size_t,
                          Workspace&) const override {
     return {};
@@ -108,6 +109,11 @@ TEST_CASE("softmax constants: c is l2, L above it, F* below F(w0); l2 = 0 is ref
   CHECK(e->k.initial_gap == Approx(e->f0 - e->f_star));
   CHECK(e->k.sigma2 == Approx(e->sigma2_batch * o.variance_batch));
   CHECK(e->l2_term_star > 0.0);
+  // evals.csv's train_objective at w*: its CE over the first eval_samples plus l2/2 |W*|^2
+  // (softmax: W is the first 784 x 10 parameters, then the biases, which are not penalised).
+  double squares = 0.0;
+  for (std::size_t i = 0; i < 784 * 10; ++i) squares += double{e->w_star[i]} * e->w_star[i];
+  CHECK(e->train_objective_star - e->train_loss_star == Approx(0.5 * 1e-3 * squares).epsilon(1e-5));
   auto refused = estimate_error_constants(**model, 0.0, data.train, o);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("not strongly convex") != std::string::npos);

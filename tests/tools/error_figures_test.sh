@@ -3,8 +3,9 @@
 # P = 4, 2 seeds): the curves CSV has a row per K with the runtime prediction close to the
 # measured time per iteration, p0 and the measured fresh fraction 1 (k-sync is never stale), a
 # finite positive bound; best-k names a K of the race at every budget; both PNGs are
-# PNGs; the prediction is cached in the race; a race that mixes rules, or no race, is one error
-# line and status 1.
+# PNGs; the prediction is cached in the race; the measured excess is of train_objective, and of
+# train_loss (said on stderr) for a race whose evals.csv lacks it; a race that mixes rules, or
+# no race, is one error line and status 1.
 # usage: tests/tools/error_figures_test.sh path/to/stalesgd   (needs MNIST in data/, pandas and
 # matplotlib)
 set -euo pipefail
@@ -50,6 +51,9 @@ for png in curves best; do
   [ "$(head -c 4 "$tmp/$png.png" | tail -c 3)" = PNG ] || fail "$png.png is not a PNG"
 done
 
+! grep -q "no train_objective" "$tmp/curves.err" "$tmp/best.err" ||
+  fail "fell back to train_loss on a race that has train_objective: $(cat "$tmp/curves.err")"
+
 "$python" - "$tmp/curves.csv" "$tmp/best.csv" <<'PY' || fail "the CSVs are wrong (above)"
 import math, sys
 import pandas as pd
@@ -58,6 +62,8 @@ curves, best = pd.read_csv(sys.argv[1]), pd.read_csv(sys.argv[2])
 bad = []
 if sorted(curves["k"]) != [1, 2]:
     bad.append(f"curves rows for K {list(curves['k'])}, want [1, 2]")
+if set(curves["measured_of"]) != {"train_objective"}:
+    bad.append(f"measured excess of {set(curves['measured_of'])}, want train_objective")
 for _, r in curves.iterrows():
     k = int(r["k"])
     # 1 virtual second at 2.5-6 ms per iteration: hundreds of iterations per seed.
@@ -74,6 +80,32 @@ if best.empty or not set(best["best_k_predicted"]) <= {1, 2} or \
     bad.append(f"best-k names K outside the race: {best.head()}")
 if list(best["budget_s"]) != sorted(best["budget_s"]):
     bad.append("best-k budgets are not in order")
+if bad:
+    print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+
+# A race from before train_objective (evals.csv without its last column): the excess of
+# train_loss, a note on stderr, other measured floors and the same prediction.
+cp -r "$tmp/race" "$tmp/old"
+for f in "$tmp"/old/*/evals.csv; do cut -d, -f1-5 "$f" >"$f.tmp" && mv "$f.tmp" "$f"; done
+"$python" tools/error_figures.py curves "$tmp/old" --stalesgd "$stalesgd" "${fast[@]}" \
+  --out "$tmp/old.png" --csv "$tmp/old.csv" 2>"$tmp/old.err" ||
+  fail "curves on the old race exited $?: $(cat "$tmp/old.err")"
+grep -q "^error_figures.py: note: .*no train_objective.*train_loss - train_loss_star" "$tmp/old.err" ||
+  fail "no note of the fallback on stderr: $(cat "$tmp/old.err")"
+"$python" - "$tmp/old.csv" "$tmp/curves.csv" <<'PY' || fail "the fallback CSV is wrong (above)"
+import sys
+import pandas as pd
+
+old, new = pd.read_csv(sys.argv[1]), pd.read_csv(sys.argv[2])
+bad = []
+if set(old["measured_of"]) != {"train_loss"}:
+    bad.append(f"old race: measured excess of {set(old['measured_of'])}, want train_loss")
+if (old["floor_measured"] == new["floor_measured"]).any():
+    bad.append("the old race's measured floors are the objective's")
+if list(old["floor_predicted"]) != list(new["floor_predicted"]):
+    bad.append("the prediction changed with the measured column")
 if bad:
     print("\n".join(bad), file=sys.stderr)
 sys.exit(1 if bad else 0)

@@ -93,6 +93,8 @@ for _, run in runs.iterrows():
     assert (mine["label"] == run["label"]).all() and (mine["group"] == run["group"]).all()
     assert (mine["config.seed"] == run["config.seed"]).all()
     assert list(mine["test_error"]) == list(evals["test_error"]), run["slug"]
+    # evals.csv's last column, read by name; without --l2 it is the training loss.
+    assert list(mine["train_objective"]) == list(mine["train_loss"]), run["slug"]
 race = load_race(race_dir, updates=True, gradients=True)
 assert len(race.updates) == n_updates and len(race.gradients) == n_grads, \
     (len(race.updates), n_updates, len(race.gradients), n_grads)

@@ -130,7 +130,8 @@ int run_theory_error(ErrorArgs a) {
                       {"f_star", est->f_star},
                       {"grad_norm_star", est->grad_norm_star},
                       {"train_loss_star", est->train_loss_star},
-                      {"l2_term_star", est->l2_term_star}};
+                      {"l2_term_star", est->l2_term_star},
+                      {"train_objective_star", est->train_objective_star}};
   std::vector<ErrorBound> bounds;
   std::vector<Runtime> times;
   for (const auto& r : rules) {

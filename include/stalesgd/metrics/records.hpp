@@ -51,9 +51,12 @@ struct GradientRecord {
 struct EvalRecord {
   double wall_s = 0.0;
   std::uint64_t iteration = 0;
-  double train_loss = 0.0;
+  double train_loss = 0.0;  // mean cross-entropy over the evaluation's training samples
   double test_loss = 0.0;
   double test_error = 0.0;
+  // train_loss plus the model's L2 term (Model::l2_penalty): the objective the optimiser
+  // minimises, on the same samples; equal to train_loss when l2 = 0.
+  double train_objective = 0.0;
 };
 
 struct WorkerRecord {

@@ -61,6 +61,11 @@ class Model {
       std::span<const float> w, const Batch& batch, std::span<float> grad, Workspace& ws,
       const std::atomic<bool>* cancel = nullptr) const = 0;
 
+  // The L2 term of the objective at `w`: lambda/2 * ||W||^2 over the weights that --l2
+  // penalises (0 without --l2). loss_and_gradient adds exactly this to the cross-entropy, and
+  // evals.csv's train_objective is train_loss plus it (docs/outputs.md).
+  virtual double l2_penalty(std::span<const float> w) const = 0;
+
   // Summed loss and errors of `w` over samples [first, first + count) of `data`, computed in
   // chunks of the workspace's max batch whose sums are added in order (from 0). Splitting a
   // range at multiples of the max batch and adding the parts' sums in order therefore gives the
