@@ -154,15 +154,15 @@ TEST_CASE("every experiment shipped in experiments/ loads and expands to its run
   // Runs per file (sweeps and seeds expanded); a new file needs its line here.
   const std::map<std::string, std::size_t> expected{
       {"quickstart.toml", 4},
-      {"paper-1-sync-vs-async.toml", 6},
-      {"paper-2-k-sync-tradeoff.toml", 12},
-      {"paper-3-k-batch-async.toml", 12},
-      {"paper-4-runtime-ratio-real.toml", 10},
-      {"paper-4-runtime-ratio-virtual.toml", 30},
-      {"paper-5-staleness-lr.toml", 12},
-      {"paper-6-adasync.toml", 21},
+      {"paper-1-sync-vs-async.toml", 10},
+      {"paper-2-k-sync-tradeoff.toml", 20},
+      {"paper-3-k-batch-async.toml", 20},
+      {"paper-4-runtime-ratio-real.toml", 50},
+      {"paper-4-runtime-ratio-virtual.toml", 50},
+      {"paper-5-staleness-lr.toml", 20},
+      {"paper-6-adasync.toml", 35},
       {"paper-6-adasync-real.toml", 30},
-      {"paper-7-shifted-exp.toml", 18},
+      {"paper-7-shifted-exp.toml", 30},
       {"error-k-sync.toml", 20},
       {"error-k-async.toml", 20},
       {"ssp-vs-k-async.toml", 25},
@@ -189,19 +189,21 @@ TEST_CASE("the paper's sweeps keep the labels its figures name", "[experiment]")
   const auto dir = std::filesystem::path(STALESGD_SOURCE_DIR) / "experiments";
   auto four = load_experiment(dir / "paper-4-runtime-ratio-virtual.toml");
   REQUIRE(four.ok());
+  // seed_stride = 100: cell c (a run but for its seed) runs seeds 1 + 100c to 5 + 100c.
   CHECK(four->runs[0].label == "P=2 sync (seed 1)");
-  CHECK(four->runs[3].label == "P=2 async (seed 1)");
-  CHECK(four->runs[29].label == "P=32 async (seed 3)");
-  CHECK(four->runs[29].options().workers == 32);
+  CHECK(four->runs[5].label == "P=2 async (seed 101)");
+  CHECK(four->runs[49].label == "P=32 async (seed 905)");
+  CHECK(four->runs[49].options().workers == 32);
+  CHECK(four->runs[49].options().seed == 905);
   auto six = load_experiment(dir / "paper-6-adasync.toml");
   REQUIRE(six.ok());
   std::vector<std::string> labels;
-  for (std::size_t i = 0; i < six->runs.size(); i += 3) labels.push_back(six->runs[i].label);
-  CHECK(labels == std::vector<std::string>{"K=1 (seed 1)", "K=2 (seed 1)", "K=4 (seed 1)",
-                                           "K=8 (seed 1)", "K=16 (sync) (seed 1)",
-                                           "AdaSync K0=2 (seed 1)", "AdaSync K0=4 (seed 1)"});
-  CHECK(six->runs[18].options().adasync_every_s == 1.0);
-  CHECK(six->runs[18].options().rule.k == 4);
+  for (std::size_t i = 0; i < six->runs.size(); i += 5) labels.push_back(six->runs[i].label);
+  CHECK(labels == std::vector<std::string>{"K=1 (seed 1)", "K=2 (seed 101)", "K=4 (seed 201)",
+                                           "K=8 (seed 301)", "K=16 (sync) (seed 401)",
+                                           "AdaSync K0=2 (seed 501)", "AdaSync K0=4 (seed 601)"});
+  CHECK(six->runs[30].options().adasync_every_s == 1.0);
+  CHECK(six->runs[30].options().rule.k == 4);
 }
 
 TEST_CASE("experiment: parse_experiment on a file's text gives what load_experiment gives",
