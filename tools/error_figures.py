@@ -23,8 +23,9 @@ Measured excess = F(w) - F*: evals.csv's train_objective (mean cross-entropy ove
 10,000 training samples plus the L2 term l2/2 |W|^2, the objective the bounds are about) minus
 the same at w* (theory --error's `train_objective_star`). A race from before that column has
 only train_loss: its excess is then the cross-entropy's alone (train_loss minus
-`train_loss_star`, no L2 term), and the script says so on stderr. The prediction is computed by the C++ code only (budgets = the snapshot times), so the
-formulas live in one place (src/theory/error_bound.cpp). Needs Debian's python3-pandas and
+`train_loss_star`, no L2 term), and the script says so on stderr. The prediction is computed
+by the C++ code only (budgets = the snapshot times), so the formulas live in one place
+(src/theory/error_bound.cpp). Needs Debian's python3-pandas and
 python3-matplotlib. Bad input: one line, exit 1.
 """
 
