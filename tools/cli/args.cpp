@@ -77,11 +77,7 @@ int data_command(int argc, char** argv) {
   }
   try {
     auto r = parse(options, argc - 1, argv + 1);
-    if (r.count("help")) {
-      fmt::print("{}", options.help());
-      return 0;
-    }
-    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
+    if (auto done = help_or_logging(options, r)) return *done;
     DataArgs args;
     if (!r.count("dataset")) {
       return usage_error(name, sub == "fetch" ? "name the data set to fetch (mnist, "
@@ -149,11 +145,7 @@ int train_command(int argc, char** argv, const std::vector<std::string>& command
   const std::vector<std::string> groups = add_train_options(options);
   try {
     auto r = parse(options, argc, argv);
-    if (r.count("help")) {
-      fmt::print("{}", options.help(groups));
-      return 0;
-    }
-    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
+    if (auto done = help_or_logging(options, r, groups)) return *done;
     TrainerOptions o;
     if (auto s = train_options_from(r, o); !s) return fail(s.error().message, 2);
     if (!o.resume_dir.empty()) {
@@ -198,11 +190,7 @@ int theory_command(int argc, char** argv) {
   add_logging_options(options);
   try {
     auto r = parse(options, argc, argv);
-    if (r.count("help")) {
-      fmt::print("{}", options.help());
-      return 0;
-    }
-    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
+    if (auto done = help_or_logging(options, r)) return *done;
     TheoryArgs a;
     if (r.count("rule")) a.rule = r["rule"].as<std::string>();
     a.workers = r["workers"].as<int>();

@@ -44,6 +44,9 @@ void add_logging_options(cxxopts::Options& options) {
   // clang-format on
 }
 
+namespace {
+
+// Sets what stderr shows from -q, -v or --log-level.
 Status apply_logging(const cxxopts::ParseResult& r) {
   const auto given = r.count("quiet") + r.count("verbose") + r.count("log-level");
   if (given > 1) return Error{"-q, -v and --log-level exclude each other; give one"};
@@ -57,6 +60,18 @@ Status apply_logging(const cxxopts::ParseResult& r) {
   }
   logging::set_stderr_level(level);
   return {};
+}
+
+}  // namespace
+
+std::optional<int> help_or_logging(const cxxopts::Options& options, const cxxopts::ParseResult& r,
+                                   const std::vector<std::string>& groups) {
+  if (r.count("help")) {
+    fmt::print("{}", options.help(groups));  // no groups: all of them
+    return 0;
+  }
+  if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
+  return std::nullopt;
 }
 
 int usage_error(const std::string& command, const std::string& what) {

@@ -6,6 +6,7 @@
 
 #include <cxxopts.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,14 @@ struct DuplicateFlag : cxxopts::exceptions::parsing {
 // errors (exceptions for usage_error()).
 cxxopts::ParseResult parse(cxxopts::Options& options, int argc, char** argv);
 
-// -q, -v and --log-level: what stderr shows, for every command; apply_logging() sets it.
+// -q, -v and --log-level: what stderr shows, for every command; help_or_logging() sets it.
 void add_logging_options(cxxopts::Options& options);
-Status apply_logging(const cxxopts::ParseResult& r);
+
+// What every command does first with its parsed flags: --help prints the help (of `groups`, or
+// all) and ends the command with 0; otherwise the logging flags are applied, and a bad one
+// ends it with its one line and 2. nullopt: go on.
+std::optional<int> help_or_logging(const cxxopts::Options& options, const cxxopts::ParseResult& r,
+                                   const std::vector<std::string>& groups = {});
 
 // "stalesgd: error: <what>; see `stalesgd <command> --help`", exit 2.
 int usage_error(const std::string& command, const std::string& what);

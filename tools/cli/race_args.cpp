@@ -66,12 +66,8 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
     std::vector<char*> ptrs;
     for (auto& arg : args) ptrs.push_back(arg.data());
     auto r = parse(options, static_cast<int>(ptrs.size()), ptrs.data());
-    if (r.count("help")) {
-      fmt::print("{}", options.help());
-      return 0;
-    }
+    if (auto done = help_or_logging(options, r)) return *done;
     if (!r.count("config")) return usage_error("race", "--config FILE is required");
-    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
     a.command_line = command_line;
     a.progress = r.count("no-progress") == 0;
     const auto progress_every = parse_duration(r["progress-every"].as<std::string>());

@@ -239,11 +239,7 @@ int theory_error_command(int argc, char** argv) {
   add_logging_options(options);
   try {
     auto r = parse(options, argc, argv);
-    if (r.count("help")) {
-      fmt::print("{}", options.help());
-      return 0;
-    }
-    if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
+    if (auto done = help_or_logging(options, r)) return *done;
     ErrorArgs a;
     TheoryArgs& t = a.runtime;
     t.rule = r["rule"].as<std::string>();
