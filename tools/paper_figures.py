@@ -110,6 +110,14 @@ class Run:
     def clock(self):
         return self.row.get("clock") or self.config.get("clock", "")
 
+    @property
+    def real_host(self):
+        """summary.json's provenance.host (cores, the 1-minute load at start and end) of a
+        real-clock run; None on the virtual clock, where load does not enter."""
+        if self.clock != "real":
+            return None
+        return self.summary.get("provenance", {}).get("host", {})
+
     def columns(self, filename, names):
         """Columns of a per-run CSV as float arrays (NaN where empty)."""
         key = (filename, tuple(names))
@@ -194,7 +202,7 @@ def provenance(runs):
                                                    "independent seeds per run"))
     else:
         text.append(f"{seeds} seed{'s' if seeds != '1' else ''}")
-    hosts = [r.summary.get("provenance", {}).get("host", {}) for r in runs if r.clock == "real"]
+    hosts = [r.real_host for r in runs if r.real_host is not None]
     loads = [h.get(k) for h in hosts for k in ("load_1min_start", "load_1min_end")]
     loads = [v for v in loads if isinstance(v, (int, float))]
     if loads:
@@ -209,8 +217,7 @@ def provenance(runs):
 def load_rows(groups, rows):
     """--csv rows of the 1-minute load at the start and end of each real-clock run."""
     for label, members in groups:
-        hosts = [r.summary.get("provenance", {}).get("host", {}) for r in members
-                 if r.clock == "real"]
+        hosts = [r.real_host for r in members if r.real_host is not None]
         for key in ("load_1min_start", "load_1min_end") if hosts else ():
             summary_row(rows, label, key, "", [to_float(h.get(key)) for h in hosts])
 
@@ -381,7 +388,7 @@ def ratio(args):
         p = int(r.config.get("workers", 0))
         cell = table.setdefault((r.clock, p), {"sync": [], "async": [], "load": []})
         cell[rule].append(r.value("seconds_per_iteration"))
-        host = r.summary.get("provenance", {}).get("host", {}) if r.clock == "real" else {}
+        host = r.real_host or {}
         cell["load"] += [v for v in (to_float(host.get("load_1min_start")),
                                      to_float(host.get("load_1min_end"))) if v is not None]
     points = {}
