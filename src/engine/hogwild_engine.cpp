@@ -120,31 +120,30 @@ bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss, doub
 }
 
 Result<double> HogwildEngine::resume(RunSupervisor& supervisor, const std::string& payload) {
-  StateReader in(payload);
-  const CheckpointHeader header = load_header(in);
-  if (!in.ok()) return Error{"checkpoint: " + in.error()};
-  merged_ = supervisor.resume(header);
-  if (in.tag("hogwild")) {
-    const std::uint64_t n = in.u64();
-    auto params = in.values<float>(static_cast<std::int64_t>(params_.size()));
-    if (in.ok() && n != merged_.updates.size()) in.fail("the update count and records disagree");
-    if (in.ok()) params_ = std::move(params);
-    version_.store(n, std::memory_order_relaxed);  // no worker runs yet
-  }
   restored_stats_.assign(static_cast<std::size_t>(o_.workers), WorkerRecord{});
-  for (auto& s : restored_stats_) {
-    for (std::uint64_t* v : {&s.started, &s.computed, &s.pushed, &s.applied}) *v = in.u64();
-    s.busy_s = in.f64();
-    s.idle_s = in.f64();
-    s.failed = in.boolean();
-    s.failed_at_s = in.f64();
-    s.failure = in.str();
+  std::uint64_t n = 0;
+  auto resumed = supervisor.resume(payload, "hogwild", [&](StateReader& in) {
+    n = in.u64();
+    auto params = in.values<float>(static_cast<std::int64_t>(params_.size()));
+    if (in.ok()) params_ = std::move(params);
+    for (auto& s : restored_stats_) {
+      for (std::uint64_t* v : {&s.started, &s.computed, &s.pushed, &s.applied}) *v = in.u64();
+      s.busy_s = in.f64();
+      s.idle_s = in.f64();
+      s.failed = in.boolean();
+      s.failed_at_s = in.f64();
+      s.failure = in.str();
+    }
+  });
+  if (!resumed) return resumed.error();
+  if (n != resumed->rows.updates.size()) {
+    return Error{"checkpoint: the update count and records disagree"};
   }
-  if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
-  if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  merged_ = std::move(resumed->rows);
+  version_.store(n, std::memory_order_relaxed);  // no worker runs yet
   // Fresh delay and minibatch streams from here, as the thread engine's resume.
   stream_seed_ = mix64(o_.seed ^ mix64(merged_.updates.size()));
-  return header.t;
+  return resumed->t;
 }
 
 Result<RunRecord> HogwildEngine::run() {

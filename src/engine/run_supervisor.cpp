@@ -164,7 +164,20 @@ void RunSupervisor::write_checkpoint(double t, const std::string& engine_state) 
   }
 }
 
-RunRecord RunSupervisor::resume(const CheckpointHeader& h) {
+Result<RunSupervisor::Resumed> RunSupervisor::resume(
+    const std::string& payload, std::string_view engine,
+    const std::function<void(StateReader&)>& engine_part) {
+  StateReader in(payload);
+  const CheckpointHeader header = load_header(in);
+  if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  Resumed resumed{restore(header), header.t};
+  if (in.tag(engine)) engine_part(in);
+  if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
+  if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  return resumed;
+}
+
+RunRecord RunSupervisor::restore(const CheckpointHeader& h) {
   snapshots_ = h.snapshots;
   evaluator_.restore(h.rows.evals, h.evals_skipped);
   updates_seen_ = h.rows.updates.size();

@@ -22,6 +22,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/evaluator.hpp"
@@ -99,9 +100,16 @@ class RunSupervisor {
   // now), then the shared part and `engine_state` are written atomically. A failure ends the
   // run as a failed journal write does.
   void checkpoint(double t, const RunRecord& run, const std::string& engine_state);
-  // A resumed run: restores the snapshots and evaluations of `header` and returns its records
-  // (the engine continues them). Call before anything else.
-  RunRecord resume(const CheckpointHeader& header);
+  // --resume, the one prologue of every engine: restores the part of the checkpoint's
+  // `payload` every engine shares (its snapshots, evaluations and records), checks the engine's
+  // tag and hands `engine_part` the rest, which must read it to the end. Returns the records
+  // (the engine continues them) and the run's clock at the checkpoint. Call before anything else.
+  struct Resumed {
+    RunRecord rows;
+    double t = 0.0;
+  };
+  Result<Resumed> resume(const std::string& payload, std::string_view engine,
+                         const std::function<void(StateReader&)>& engine_part);
 
   // Completes `run`: stop reason, wall seconds, the final snapshot of `params` (version
   // `iteration`) at `end_s`, every evaluation, time to target, the final parameters. A stall's
@@ -119,6 +127,8 @@ class RunSupervisor {
   // The common part of checkpoint() once the journal holds every row up to time t.
   void write_checkpoint(double t, const std::string& engine_state);
   void journal_failed(const Error& error);
+  // The shared part of resume(): snapshots and evaluations of `header`; returns its records.
+  RunRecord restore(const CheckpointHeader& header);
   // One debug line in the run's log for an evaluated snapshot (-v, run.log).
   void log_snapshot(const EvalRecord& e) const;
 

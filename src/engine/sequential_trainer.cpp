@@ -44,24 +44,22 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
   };
   double resumed_at = 0.0;
   if (ctx.resume != nullptr) {
-    StateReader in(*ctx.resume);
-    const CheckpointHeader header = load_header(in);
-    if (!in.ok()) return Error{"checkpoint: " + in.error()};
-    RunRecord rows = supervisor.resume(header);
-    run.updates = std::move(rows.updates);
-    run.gradients = std::move(rows.gradients);
-    if (in.tag("sequential")) {
+    auto resumed = supervisor.resume(*ctx.resume, "sequential", [&](StateReader& in) {
       j = in.u64();
       auto saved = in.values<float>(static_cast<std::int64_t>(n));
       if (in.ok()) w = std::move(saved);
       const std::uint64_t started = in.u64();
       run.workers[0].started = started;
       run.workers[0].computed = run.workers[0].pushed = run.workers[0].applied = j;
+      sampler.load(in);
+    });
+    if (!resumed) return resumed.error();
+    if (j != resumed->rows.updates.size()) {
+      return Error{"checkpoint: the updates do not add up"};
     }
-    sampler.load(in);
-    if (in.ok() && (!in.at_end() || j != run.updates.size())) in.fail("the updates do not add up");
-    if (!in.ok()) return Error{"checkpoint: " + in.error()};
-    resumed_at = header.t;
+    run.updates = std::move(resumed->rows.updates);
+    run.gradients = std::move(resumed->rows.gradients);
+    resumed_at = resumed->t;
   }
 
   using Clock = std::chrono::steady_clock;

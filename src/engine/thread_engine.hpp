@@ -28,13 +28,16 @@
 // minibatch is --worker-timeout past its end. An exception in any thread (worker, server,
 // WakeTimer, the supervisor's) ends the run with StopReason::kFailed and its message.
 //
-// Lock order: server_mu_, then a WorkerSlot's mutex, then the WakeTimer's; never the reverse,
-// and never two slots at once. The ParameterStore takes no lock (its pins are atomic).
+// The server (the model, the rule, tickets, failures, checkpoints) is the LockedServer shared
+// with the MPI engine; this engine is its transport: worker slots, a wake-up policy and threads.
+// Lock order: the server's lock, then a WorkerSlot's mutex, then the WakeTimer's; never the
+// reverse, and never two slots at once. The ParameterStore takes no lock (its pins are atomic).
 #pragma once
 
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -42,31 +45,31 @@
 
 #include <tbb/concurrent_queue.h>
 
+#include "engine/locked_server.hpp"
 #include "engine/parameter_store.hpp"
 #include "engine/run_context.hpp"
-#include "engine/run_supervisor.hpp"
-#include "engine/server_core.hpp"
+#include "engine/server_transport.hpp"
 #include "engine/wake_policy.hpp"
 #include "engine/worker_slot.hpp"
 
 namespace stalesgd {
 
-class ThreadEngine final : public SupervisedEngine {
+class ThreadEngine final : public ServerTransport {
  public:
   explicit ThreadEngine(RunContext& ctx);
   ~ThreadEngine() override;
   Result<RunRecord> run();
 
-  // SupervisedEngine: the supervisor's loop, on the caller's thread.
-  StopReason wait_until(Clock::time_point deadline) override;
-  void inspect(const Look& look) override;
-  StopReason stop(StopReason reason) override;
-  double mean_staleness() override;
-  // The parameters, the server's counts and rule, the workers' stats; a resumed run starts a
-  // new round with every worker on the checkpoint's version (docs/reliability.md).
-  void save(StateWriter& out, const Look& look) override;
-  void watch(Clock::time_point now) override;
-  std::string stuck() override;
+  // ServerTransport: the server's decisions carried out on the worker slots (server lock held).
+  void assign(const Assignment& a) override;
+  void after_step() override { wake_->after_step(); }
+  void delivered(int w) override { wake_->on_delivered(w); }
+  void retired(int w) override;
+  std::optional<Clock::time_point> due(int w) override;
+  void stopped() override;
+  // The workers' computed, busy and idle: a resumed run goes on counting them.
+  void save(StateWriter& out) override;
+  void load(StateReader& in) override;
 
  private:
   enum class Woken { kOnTime, kCancelled, kStopped };
@@ -90,54 +93,21 @@ class ThreadEngine final : public SupervisedEngine {
   // Worker w hands its gradient to the server: runs the step (inline) or queues it (thread).
   void deliver(int w, float loss);
   // thread_failures.cpp: worker w fails as --fail says, at `at`: a crash tells the server
-  // (inline: runs retire; thread: queues a notice) and returns; a hang blocks until the run
+  // (inline: retires itself; thread: queues a notice) and returns; a hang blocks until the run
   // stops.
   void fail_worker(int w, FailureKind how, EngineClock::time_point at);
-  // Worker w failed, found at `at`: it gets no more minibatches and its pushes are dropped;
-  // the rule goes on without it or the run stops (kWorkersFailed). REQUIRES(server_mu_)
-  void retire(int w, EngineClock::time_point at, FailureKind how);
-  // An exception in `thread` ends the run with kFailed and its message. Takes server_mu_.
-  void fail_thread(std::string_view thread, std::string_view what);
 
-  // thread_engine.cpp: the server's side.
+  // thread_engine.cpp: the server thread (--server thread).
   void server_main();
-  // --resume: restores what save() wrote; returns the run's clock at the checkpoint.
-  Result<double> resume(RunSupervisor& supervisor, const std::string& payload);
-  // The server's step for worker w's push of the minibatch with `ticket`, computed on `pin`'s
-  // version. A push whose minibatch an update has cut since (another ticket) is dropped.
-  // REQUIRES(server_mu_)
-  void serve(int w, std::uint64_t ticket, float loss, EngineClock::time_point pushed_at,
-             const ParameterStore::Pin& pin);
-  // Assigns worker w its next minibatch, starting at `at`; `cut`: it replaces one in flight
-  // that an update cut (interrupt the worker if it took it). REQUIRES(server_mu_)
-  void assign(int w, EngineClock::time_point at, bool cut);
-  // Asks the supervisor to end the run (the first reason wins). REQUIRES(server_mu_)
-  void request_stop(StopReason reason);
-  void stop_workers();
-  double since_start(EngineClock::time_point t) const {
-    return std::chrono::duration<double>(t - start_).count();
-  }
+  LockedServer::Push push_of(int w, std::uint64_t ticket, float loss, EngineClock::time_point at,
+                             const ParameterStore::Pin& pin);
 
   RunContext& ctx_;
   const TrainerOptions& o_;
-  // The seed of the delay and minibatch streams: the run's, or for a resumed run one mixed
-  // with the checkpoint's version, so that it does not replay the streams from their start.
-  std::uint64_t stream_seed_;
-  RunSupervisor* supervisor_ = nullptr;  // set by run(); its stop_due() is safe from any thread
-
-  // The server: everything from here to supervisor_cv_ is GUARDED_BY(server_mu_), except that
-  // store_ also serves pins to workers through its own lock-free path.
-  std::mutex server_mu_;
-  RunRecord run_;
-  ParameterStore store_;
-  ServerCore core_;
-  std::vector<DelaySampler> delays_of_;         // per worker: X is drawn at the assignment
-  EngineClock::time_point last_push_;           // the latest push handled
-  StopReason stop_reason_ = StopReason::kNone;  // set: the run is over, ignore further pushes
-  std::condition_variable supervisor_cv_;       // wakes the supervisor when stop_reason_ is set
-
   std::vector<WorkerSlot> slots_;
-  // Declared after slots_: a ServerTimers' thread calls into them, so it must stop first.
+  LockedServer server_;
+  // Declared after slots_ and server_: a ServerTimers' thread calls into the slots and pins the
+  // store, so it must stop first.
   std::unique_ptr<WakePolicy> wake_;
   // --server thread: pushes for the server thread; bounded by P (each worker has at most one
   // minibatch in flight) plus the stop sentinel. std::allocator, not TBB's cache-aligned one:
@@ -152,10 +122,6 @@ class ThreadEngine final : public SupervisedEngine {
   EngineClock::time_point start_;         // written before started_ is set; read by workers after
   EngineClock::time_point resumed_from_;  // likewise: when this process began the run (start_
                                           // unless resumed, which sets the clock back)
-
-  // GUARDED_BY(server_mu_): the first exception of any thread, as the run's stop message. It
-  // ends the run as kFailed whatever stopped it first: a bug is never passed off as a result.
-  std::string thread_failure_;
 };
 
 }  // namespace stalesgd

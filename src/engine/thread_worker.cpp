@@ -20,9 +20,9 @@ void ThreadEngine::worker_main(int w) {
   try {
     worker_loop(w);
   } catch (const std::exception& e) {
-    fail_thread(fmt::format("worker {}", w), e.what());
+    server_.fail_thread(fmt::format("worker {}", w), e.what());
   } catch (...) {
-    fail_thread(fmt::format("worker {}", w), "an exception that is not a std::exception");
+    server_.fail_thread(fmt::format("worker {}", w), "an exception that is not a std::exception");
   }
 }
 
@@ -42,7 +42,7 @@ void ThreadEngine::worker_loop(int w) {
   slot.grad.resize(model.num_params());
   auto ws = model.make_workspace(o_.batch);
   MinibatchSampler sampler(ctx_.data.train, o_.batch,
-                           derive_seed(stream_seed_, SeedStream::kSampler, w));
+                           derive_seed(server_.stream_seed(), SeedStream::kSampler, w));
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
   GradientClock gradient_time;
@@ -146,8 +146,8 @@ void ThreadEngine::deliver(int w, float loss) {
     pushes_.push(Push{w, slot.taken_ticket, loss, pushed_at, std::move(slot.pin)});
     return;
   }
-  std::lock_guard lock(server_mu_);
-  serve(w, slot.taken_ticket, loss, pushed_at, slot.pin);
+  std::lock_guard lock(server_.mutex());
+  server_.serve(push_of(w, slot.taken_ticket, loss, pushed_at, slot.pin));
 }
 
 }  // namespace stalesgd

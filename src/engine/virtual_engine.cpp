@@ -140,52 +140,51 @@ class VirtualEngine final : public EventSimulator::Callbacks {
   }
 
   Status resume(const std::string& payload) {
-    StateReader in(payload);
-    const CheckpointHeader header = load_header(in);
-    if (!in.ok()) return Error{"checkpoint: " + in.error()};
-    run_ = supervisor_.resume(header);
+    auto resumed = supervisor_.resume(payload, "virtual", [&](StateReader& in) { load(in); });
+    if (!resumed) return resumed.error();
+    run_ = std::move(resumed->rows);
+    return {};
+  }
+
+  // The engine's part of a checkpoint, as checkpoint() wrote it after its tag.
+  void load(StateReader& in) {
     const std::size_t n = ctx_.model->num_params();
-    if (in.tag("virtual")) {
-      last_t_ = in.f64();
-      const std::uint64_t version = in.u64();
-      const auto current = in.values<float>(static_cast<std::int64_t>(n));
-      const std::uint64_t buffers = in.u64();
-      if (in.ok() && (buffers < 1 || buffers > ParameterStore::kDefaultMaxSlots)) {
-        in.fail("a buffer count out of range");
+    last_t_ = in.f64();
+    const std::uint64_t version = in.u64();
+    const auto current = in.values<float>(static_cast<std::int64_t>(n));
+    const std::uint64_t buffers = in.u64();
+    if (in.ok() && (buffers < 1 || buffers > ParameterStore::kDefaultMaxSlots)) {
+      in.fail("a buffer count out of range");
+    }
+    if (in.ok()) store_.restore(version, current, buffers);
+    std::vector<ParameterStore::Pin> held;  // one pin per saved version
+    for (std::uint64_t v = in.u64(); in.ok() && v != ~std::uint64_t{0}; v = in.u64()) {
+      const auto params = in.values<float>(static_cast<std::int64_t>(n));
+      if (!in.ok() || held.size() >= pins_.size()) {
+        in.fail("more pinned versions than workers");
+        break;
       }
-      if (in.ok()) store_.restore(version, current, buffers);
-      std::vector<ParameterStore::Pin> held;  // one pin per saved version
-      for (std::uint64_t v = in.u64(); in.ok() && v != ~std::uint64_t{0}; v = in.u64()) {
-        const auto params = in.values<float>(static_cast<std::int64_t>(n));
-        if (!in.ok() || held.size() >= pins_.size()) {
-          in.fail("more pinned versions than workers");
-          break;
-        }
-        held.push_back(store_.adopt(v, params));
+      held.push_back(store_.adopt(v, params));
+    }
+    for (auto& pin : pins_) {
+      const bool has = in.boolean();
+      const std::uint64_t v = in.u64();
+      if (!in.ok() || !has) continue;
+      if (v == store_.version()) {
+        pin = store_.acquire();
+        continue;
       }
-      for (auto& pin : pins_) {
-        const bool has = in.boolean();
-        const std::uint64_t v = in.u64();
-        if (!in.ok() || !has) continue;
-        if (v == store_.version()) {
-          pin = store_.acquire();
-          continue;
-        }
-        const auto it =
-            std::find_if(held.begin(), held.end(), [&](const auto& p) { return p.version() == v; });
-        if (it == held.end()) {
-          in.fail("a worker pins a version the checkpoint does not hold");
-          break;
-        }
-        pin = it->share();
+      const auto it =
+          std::find_if(held.begin(), held.end(), [&](const auto& p) { return p.version() == v; });
+      if (it == held.end()) {
+        in.fail("a worker pins a version the checkpoint does not hold");
+        break;
       }
+      pin = it->share();
     }
     core_.load(in);
     sim_.load(in);
     for (auto& s : samplers_) s.load(in);
-    if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
-    if (!in.ok()) return Error{"checkpoint: " + in.error()};
-    return {};
   }
 
   RunContext& ctx_;

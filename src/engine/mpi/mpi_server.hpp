@@ -10,80 +10,59 @@
 // its minibatch's ticket: one whose minibatch was cut since (the worker was given a newer
 // ticket) is dropped, so a rule's cuts are exact however late the cancel arrives.
 //
-// Thread safety: every member below mu_ is GUARDED_BY(mu_) and used by the receive thread and
-// the supervisor's thread under it; every MPI send of rank 0 happens under it (wire.hpp relies
+// The server itself (the model, the rule, tickets, failures, checkpoints) is the LockedServer
+// shared with the thread engine; this is its transport.
+//
+// Thread safety: the members marked GUARDED_BY are used under the server's lock, by the receive
+// thread and the supervisor's thread; every MPI send of rank 0 happens under it (wire.hpp relies
 // on that). remote_ is written by the receive thread alone and read after it is joined.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "engine/locked_server.hpp"
 #include "engine/mpi/assignment_sends.hpp"
 #include "engine/mpi/wire.hpp"
 #include "engine/parameter_store.hpp"
 #include "engine/run_context.hpp"
-#include "engine/run_supervisor.hpp"
-#include "engine/server_core.hpp"
-#include "stalesgd/straggler/profile.hpp"
+#include "engine/server_transport.hpp"
 
 namespace stalesgd::mpi {
 
-class MpiServer final : public SupervisedEngine {
+class MpiServer final : public ServerTransport {
  public:
   MpiServer(RunContext& ctx, int ranks);
   Result<RunRecord> run();
 
-  // SupervisedEngine: the supervisor's loop, on the caller's thread.
-  StopReason wait_until(Clock::time_point deadline) override;
-  void inspect(const Look& look) override;
-  StopReason stop(StopReason reason) override;
-  double mean_staleness() override;
-  // As the thread engine's: parameters, version, the server's counts and rule. The worker
-  // ranks' computed/busy/idle are theirs and reach rank 0 only at the end, so a resumed run's
-  // count from the resume (docs/reliability.md).
-  void save(StateWriter& out, const Look& look) override;
+  // ServerTransport: the server's decisions as messages (server lock held). Assignments are
+  // sent at after_step(), after the step's cancels.
+  void assign(const Assignment& a) override;
+  void after_step() override;
+  void delivered(int w) override;
+  void retired(int w) override;
+  std::optional<Clock::time_point> due(int w) override;
+  void stopped() override;
+  std::string where(int w) const override;
 
  private:
-  // --resume: restores what save() wrote; returns the run's clock at the checkpoint.
-  Result<double> resume(RunSupervisor& supervisor, const std::string& payload);
   // The receive thread: pushes until every worker rank has sent its records.
   void receive_main();
-  // The server's step for one push. REQUIRES(mu_)
-  void serve(const Packet& push, Clock::time_point at);
-  // Worker w's next minibatch, assigned at `at` (its X runs from there). REQUIRES(mu_)
-  void assign(int w, Clock::time_point at);
-  // Tells worker w's rank that its minibatch in flight is cut. REQUIRES(mu_)
-  void cancel(int w);
-  // The earliest end of X of a minibatch in flight, for the receive thread's probe. REQUIRES(mu_)
-  Clock::time_point next_due() const;
-  // The first reason wins; wakes the supervisor. REQUIRES(mu_)
-  void request_stop(StopReason reason);
   int rank_of(int w) const { return 1 + w / per_rank_; }
-  double since_start(Clock::time_point t) const {
-    return std::chrono::duration<double>(t - start_).count();
-  }
 
   RunContext& ctx_;
   const TrainerOptions& o_;
   const int ranks_;
   const int per_rank_;
-  RunSupervisor* supervisor_ = nullptr;  // set by run(); its stop_due() is safe from any thread
-  Clock::time_point start_;              // set by run() before the receive thread starts
+  LockedServer server_;
 
-  std::mutex mu_;
-  std::condition_variable stop_cv_;  // wakes the supervisor when stop_reason_ is set
-  RunRecord run_;
-  ParameterStore store_;
-  ServerCore core_;
-  std::vector<DelaySampler> delays_of_;    // per worker: X is drawn at the assignment
-  std::vector<std::uint64_t> ticket_;      // per worker: its latest assignment's ticket
+  // GUARDED_BY(server_.mutex()):
   std::vector<ParameterStore::Pin> pins_;  // per worker: the version it computes on (w_tau)
+  std::vector<std::uint64_t> pin_ticket_;  // per worker: the minibatch pins_ belongs to
   std::vector<Clock::time_point> due_;     // per worker: when its X ends; max(): none in flight
-  std::vector<Clock::time_point> assigned_at_;  // per worker: its latest assignment's time
-  AssignmentSends sends_;                       // declared after store_: it holds pins of it
-  StopReason stop_reason_ = StopReason::kNone;
+  std::vector<Assignment> step_;           // this step's assignments, sent at after_step()
+  AssignmentSends sends_;                  // declared after server_: it holds pins of its store
   bool stop_sent_ = false;
 
   std::vector<WorkerRecord> remote_;  // computed, busy, idle as the worker ranks measured them
