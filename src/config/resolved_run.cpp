@@ -22,17 +22,14 @@ double default_worker_timeout(const StragglerProfile& delays, double compute_s) 
 
 // Checks --fail, --worker-timeout and --stall-timeout and writes the timeouts in effect back.
 Result<FailurePlan> resolve_failures(TrainerOptions& o, const StragglerProfile& delays) {
-  auto plan = parse_failure_plan(o.fail, o.workers);
+  // --engine mpi: rank 0 serves, ranks 1.. hold workers_per_rank workers each.
+  const int ranks = o.engine == EngineKind::kMpi ? o.workers / o.workers_per_rank + 1 : 0;
+  auto plan = parse_failure_plan(o.fail, o.workers, ranks);
   if (!plan) return plan.error();
   if (!plan->empty() && o.sequential) {
     return Error{
         "--fail makes workers of the parameter server fail; --sequential has none: drop one "
         "of them"};
-  }
-  if (!plan->empty() && o.engine == EngineKind::kMpi) {
-    return Error{
-        "--fail is not implemented for --engine mpi; inject failures with --engine thread or "
-        "--clock virtual"};
   }
   if (!(o.worker_timeout_s >= 0.0) || o.worker_timeout_s > kMaxDurationSeconds) {
     return Error{"--worker-timeout must be a duration such as 10s (0s: the default)"};

@@ -96,7 +96,7 @@ void LockedServer::carry_out(const ServerCore::Outcome& outcome, Clock::time_poi
 void LockedServer::serve(const Push& push) {
   const int w = push.worker;
   const auto at = last_push_ = std::max(push.at, last_push_);  // records stay in time order
-  if (stopping()) return;                                       // the run is over
+  if (stopping()) return;                                      // the run is over
   // A minibatch leaves the protocol's "computing" only here, under the lock: an update either
   // cut it before (and gave a new ticket) or sees it arrive, never neither.
   if (push.ticket != ticket_[ix(w)]) return;

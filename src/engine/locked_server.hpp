@@ -60,10 +60,10 @@ class LockedServer final : public SupervisedEngine {
     int worker = 0;
     std::uint64_t ticket = 0;
     float loss = 0.0f;
-    Clock::time_point at;               // when it arrived
-    std::uint64_t version = 0;          // computed on
-    std::span<const float> params;      // w_tau, read during serve() only
-    std::span<const float> grad;        // read during serve() only
+    Clock::time_point at;           // when it arrived
+    std::uint64_t version = 0;      // computed on
+    std::span<const float> params;  // w_tau, read during serve() only
+    std::span<const float> grad;    // read during serve() only
   };
   std::mutex& mutex() { return mu_; }
   // The server's step for a push. REQUIRES(mutex())
@@ -121,11 +121,11 @@ class LockedServer final : public SupervisedEngine {
   RunRecord run_;
   ParameterStore store_;
   ServerCore core_;
-  std::vector<DelaySampler> delays_of_;       // per worker: X is drawn at the assignment
-  std::vector<std::uint64_t> ticket_;         // per worker: its latest minibatch
+  std::vector<DelaySampler> delays_of_;         // per worker: X is drawn at the assignment
+  std::vector<std::uint64_t> ticket_;           // per worker: its latest minibatch
   std::vector<Clock::time_point> assigned_at_;  // per worker: when that one was assigned
-  std::vector<Clock::duration> x_;            // per worker: its X
-  Clock::time_point last_push_;               // the latest push handled: records stay in order
+  std::vector<Clock::duration> x_;              // per worker: its X
+  Clock::time_point last_push_;                 // the latest push handled: records stay in order
   StopReason stop_reason_ = StopReason::kNone;  // set: the run is over, pushes are dropped
   // The first exception of any thread, as the run's stop message. It ends the run as kFailed
   // whatever stopped it first: a bug is never passed off as a result.

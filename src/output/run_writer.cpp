@@ -97,6 +97,23 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
     if (w.failed)
       j["failures"].push_back({{"worker", w.worker}, {"at_s", w.failed_at_s}, {"how", w.failure}});
   }
+  if (!run.ranks.empty()) {  // --engine mpi (docs/distributed.md)
+    j["ranks"] = nlohmann::json::array();
+    for (const auto& r : run.ranks) {
+      j["ranks"].push_back(
+          {{"rank", r.rank},
+           {"host", r.host},
+           {"workers", r.workers == 0 ? nlohmann::json::array()
+                                      : nlohmann::json::array(
+                                            {r.first_worker, r.first_worker + r.workers - 1})},
+           {"clock_offset_s", r.clock_offset_s},
+           {"clock_error_s", r.clock_error_s},
+           {"clock_estimated", r.clock_estimated},
+           {"silences", r.silences},
+           {"longest_silence_s", r.longest_silence_s},
+           {"answered", r.answered}});
+    }
+  }
   j["param_buffers"] = run.param_buffers;
   j["evals_skipped"] = run.evals_skipped;
   j["theory"] = theory_json(theory);

@@ -214,10 +214,25 @@ TEST_CASE("resolve: --fail is parsed once and checked against the engine", "[con
   seq.sequential = true;
   seq.fail = "w0:crash@1s";
   CHECK_THAT(error_of(seq), Contains("--sequential has none"));
-  auto mpi = options("async", 2);
+  // Whole ranks fail only on the MPI engine, and only worker ranks that exist: P = 4 on two
+  // threads per rank is ranks 1 and 2.
+  o.fail = "rank1:crash@1s";
+  CHECK_THAT(error_of(o), Contains("a whole rank fails only with --engine mpi"));
+  auto mpi = options("async", 4);
   mpi.engine = EngineKind::kMpi;
-  mpi.fail = "w0:crash@1s";
-  CHECK_THAT(error_of(mpi), Contains("--fail is not implemented for --engine mpi"));
+  mpi.workers_per_rank = 2;
+  mpi.fail = "w0:crash@1s;rank2:hang@3s";
+  auto m = ResolvedRun::resolve(mpi);
+  REQUIRE(m.ok());
+  CHECK(m->failures().of(0)->kind == FailureKind::kCrash);
+  REQUIRE(m->failures().of_rank(2) != nullptr);
+  CHECK(m->failures().of_rank(2)->kind == FailureKind::kHang);
+  CHECK(m->failures().of_rank(1) == nullptr);
+  CHECK(m->options().fail == "w0:crash@1s;rank2:hang@3s");
+  mpi.fail = "rank3:crash@1s";
+  CHECK_THAT(error_of(mpi), Contains("there is no rank 3: the worker ranks are rank1 to rank2"));
+  mpi.fail = "rank0:crash@1s";
+  CHECK_THAT(error_of(mpi), Contains("rank 0 is the server"));
 }
 
 TEST_CASE("resolve: the worker and stall timeouts in effect are written back",

@@ -65,3 +65,35 @@ TEST_CASE("failure plan: errors are one line naming the item and the fix",
   REQUIRE_FALSE(one.ok());
   CHECK_THAT(one.error().message, Contains("there is only worker 0"));
 }
+
+TEST_CASE("failure plan: whole ranks with --engine mpi, parsed and written back",
+          "[straggler][failures]") {
+  auto plan = parse_failure_plan("rank2:hang@3s; w1:crash@1s;rank1:crash@500ms", 4, 3);
+  REQUIRE(plan.ok());
+  REQUIRE(plan->ranks.size() == 2);
+  CHECK(plan->ranks[0].rank == 1);
+  CHECK(plan->ranks[0].kind == FailureKind::kCrash);
+  CHECK(plan->ranks[0].at_s == Approx(0.5));
+  CHECK(plan->of_rank(2)->kind == FailureKind::kHang);
+  CHECK(plan->of_rank(3) == nullptr);
+  CHECK(plan->of(1)->at_s == Approx(1.0));
+  CHECK(plan->describe() == "w1:crash@1s;rank1:crash@500ms;rank2:hang@3s");
+  auto back = parse_failure_plan(plan->describe(), 4, 3);
+  REQUIRE(back.ok());
+  CHECK(back->describe() == plan->describe());
+
+  const std::vector<std::pair<std::pair<std::string, int>, std::string>> cases{
+      {{"rank1:crash@1s", 0}, "a whole rank fails only with --engine mpi"},
+      {{"rank0:crash@1s", 3}, "rank 0 is the server; the worker ranks are rank1 to rank2"},
+      {{"rank3:hang@1s", 3}, "there is no rank 3: the worker ranks are rank1 to rank2"},
+      {{"rank1:crash@1s;rank1:hang@2s", 3}, "rank 1 already fails (crash@1s)"},
+      {{"rankx:crash@1s", 3}, "unknown rank 'rankx'"},
+      {{"rank1:die@1s", 3}, "unknown failure 'die'; it is crash (the rank dies)"},
+  };
+  for (const auto& [input, expected] : cases) {
+    INFO(input.first);
+    auto bad = parse_failure_plan(input.first, 4, input.second);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message, Contains(expected));
+  }
+}

@@ -44,9 +44,7 @@ int main(int argc, char** argv) {
         return stalesgd::cli::fail(s.error().message, 2);
       }
     }
-    const int status = stalesgd::cli::run_cli(argc, argv);
-    stalesgd::mpi::finalize();
-    return status;
+    return stalesgd::mpi::finalize(stalesgd::cli::run_cli(argc, argv));
   } catch (const std::exception& e) {
     // Only bugs and worker failures reach here; still one line, still non-zero. Under MPI the
     // other ranks may wait for this one: end them too.

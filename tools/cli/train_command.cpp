@@ -149,6 +149,10 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     case StopReason::kStalled:
       error = run->stop_message;
       break;
+    case StopReason::kInterrupted:
+      // --engine mpi: the job was ended while a rank did not answer; the record says which.
+      error = run->stop_message;
+      break;
     default:
       break;
   }

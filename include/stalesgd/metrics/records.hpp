@@ -76,12 +76,30 @@ struct WorkerRecord {
   std::string failure;
 };
 
+// A rank of --engine mpi (docs/distributed.md): where it ran, how its clock was tied to rank
+// 0's, and whether it went quiet. RunRecord::ranks is empty for the other engines.
+struct RankRecord {
+  int rank = 0;
+  std::string host;
+  int first_worker = 0;          // its workers: first_worker .. first_worker + workers - 1
+  int workers = 0;               // rank 0, the server, has none
+  double clock_offset_s = 0.0;   // its steady clock minus rank 0's
+  double clock_error_s = 0.0;    // |true offset - clock_offset_s| <= this; 0: rank 0's host, exact
+  bool clock_estimated = false;  // by ping-pong (another host)
+  // Silences: spans in which a minibatch of the rank was more than a second past its end and
+  // nothing came from the rank (its link down, the rank stopped): how many, the longest.
+  int silences = 0;
+  double longest_silence_s = 0.0;
+  bool answered = true;  // it answered the end of the run with its records
+};
+
 struct RunRecord {
   std::vector<UpdateRecord> updates;
   std::vector<GradientRecord> gradients;
   std::vector<EvalRecord> evals;
   std::vector<WorkerRecord> workers;
-  double wall_s = 0.0;  // length of the training phase
+  std::vector<RankRecord> ranks;  // --engine mpi: rank 0 first
+  double wall_s = 0.0;            // length of the training phase
   StopReason stop_reason = StopReason::kNone;
   std::string divergence;         // with "diverged": the iteration, the loss and the likely fix
   std::string stop_message;       // with "failed", "workers-failed", "stalled": one line saying why

@@ -7,7 +7,9 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -15,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/mpi/idle_probe.hpp"
+#include "engine/mpi/idle_wait.hpp"
 
 namespace stalesgd::mpi {
 namespace {
@@ -25,6 +27,19 @@ namespace {
 bool g_active = false;
 int g_rank = 0;
 int g_ranks = 1;
+// end_without_finalize(): set by the caller's thread once the run's threads are joined, read by
+// finalize() on the same thread.
+bool g_abandoned = false;
+bool g_host_cut_off = false;
+const std::atomic<bool>* g_interrupt = nullptr;
+
+bool interrupted() {
+  return g_interrupt != nullptr && g_interrupt->load(std::memory_order_relaxed);
+}
+
+// How long rank 0 waits for mpirun to end a job whose host went silent: longer than mpirun
+// takes to find a host lost with tools/mpirun.sh's keepalive (at most 4 + 4 x 1 s of silence).
+constexpr std::chrono::seconds kCutOffGrace{10};
 
 // mpirun and the other launchers Open MPI supports leave one of these in every rank's
 // environment; without them MPI_Init would start a singleton (one rank), slowly.
@@ -82,20 +97,37 @@ Status init(int* argc, char*** argv) {
   g_active = true;
   keep_plugins_loaded();
   if (provided < MPI_THREAD_MULTIPLE) {
-    finalize();
+    finalize(0);
     return Error{
         "this MPI library does not provide MPI_THREAD_MULTIPLE, which --engine mpi "
         "needs (worker threads send while a receive thread receives)"};
   }
   if (g_ranks < 2) {
-    finalize();
+    finalize(0);
     return Error{"--engine mpi needs at least 2 ranks, one server and one worker: " + how};
   }
   return {};
 }
 
-void finalize() {
-  if (!g_active) return;
+int finalize(int status) {
+  if (!g_active) return status;
+  if (g_abandoned) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    // A cut-off host: mpirun finds it lost within seconds (tools/mpirun.sh sets its keepalive)
+    // and ends the job, this rank included, by SIGTERM. An abort sent meanwhile would wait for
+    // that host to come back.
+    if (g_host_cut_off && !interrupted()) {
+      const auto until = std::chrono::steady_clock::now() + kCutOffGrace;
+      while (!interrupted() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+    // mpirun is ending the job already (its SIGTERM reached this rank): leave at once.
+    if (interrupted()) std::_Exit(status);
+    MPI_Abort(MPI_COMM_WORLD, status);
+    std::_Exit(status);
+  }
   // MPI_Finalize synchronises the ranks and spins while it waits: the worker ranks arrive long
   // before rank 0, which still evaluates and writes its records, and two spinning ranks on two
   // cores starved it (past mpirun's grace after a SIGTERM). Meet in a barrier that sleeps first.
@@ -106,6 +138,13 @@ void finalize() {
   g_active = false;
   g_rank = 0;
   g_ranks = 1;
+  return status;
+}
+
+void end_without_finalize(bool host_cut_off, const std::atomic<bool>* interrupt) {
+  g_abandoned = true;
+  g_host_cut_off = host_cut_off;
+  g_interrupt = interrupt;
 }
 
 void abort(int exit_code) {
@@ -132,11 +171,17 @@ Status agree(const Status& mine) {
   MPI_Allreduce(&candidate, &failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (failed == g_ranks) return {};
   std::string message = mine ? std::string() : mine.error().message;
+  if (!mine) {
+    char host[MPI_MAX_PROCESSOR_NAME] = {};
+    int length = 0;
+    MPI_Get_processor_name(host, &length);
+    message = fmt::format("(host {}): {}", host, message);
+  }
   int length = static_cast<int>(message.size());
   MPI_Bcast(&length, 1, MPI_INT, failed, MPI_COMM_WORLD);
   message.resize(static_cast<std::size_t>(length));
   MPI_Bcast(message.data(), length, MPI_CHAR, failed, MPI_COMM_WORLD);
-  return Error{fmt::format("rank {}: {}", failed, message)};
+  return Error{fmt::format("rank {} {}", failed, message)};
 }
 
 Status fit_workers(TrainerOptions& o) {

@@ -8,6 +8,8 @@
 // thread in between.
 #pragma once
 
+#include <atomic>
+
 #include "engine/run_context.hpp"
 #include "stalesgd/config/trainer_options.hpp"
 #include "stalesgd/util/result.hpp"
@@ -21,8 +23,16 @@ bool available();
 // the build has no MPI, the process was not started by mpirun, it is the only rank, or MPI
 // cannot give MPI_THREAD_MULTIPLE.
 Status init(int* argc, char*** argv);
-// MPI_Finalize, when init() succeeded.
-void finalize();
+// The end of main: MPI_Finalize when init() succeeded and returns `status`. After
+// end_without_finalize() it does not (MPI_Finalize waits for every rank): the job is ended with
+// MPI_Abort and `status`, after waiting up to a few seconds for mpirun to end it first when a
+// host may be cut off (docs/distributed.md, "Faults").
+int finalize(int status);
+// Some rank did not answer the end of the run: the job must end without it. `host_cut_off`:
+// every rank of some host is silent, so mpirun may be about to declare that host lost (its own
+// keepalive) and end the job itself; an abort meanwhile would wait for the lost host.
+// `interrupt`: the run's signal flag (mpirun's SIGTERM), read by finalize(); may be null.
+void end_without_finalize(bool host_cut_off, const std::atomic<bool>* interrupt);
 // Ends every rank of the job at once: for failures that the other ranks cannot learn of.
 [[noreturn]] void abort(int exit_code);
 
@@ -35,7 +45,8 @@ inline bool reports() {
 }
 
 // Collective: every rank passes how its own start-up went; all get the same answer, success
-// or the error of the lowest failing rank, prefixed with that rank. No-op when not active.
+// or the error of the lowest failing rank, prefixed with that rank and its host. No-op when
+// not active.
 Status agree(const Status& mine);
 
 // --engine mpi: P = (ranks - 1) * workers_per_rank into options.workers; an Error when

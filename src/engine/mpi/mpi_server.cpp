@@ -7,30 +7,48 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
 
-#include "engine/mpi/idle_probe.hpp"
+#include "engine/mpi/idle_wait.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/mpi/rank_clock.hpp"
 #include "engine/worker_slot.hpp"
+#include "stalesgd/straggler/distribution.hpp"
 
 namespace stalesgd::mpi {
+namespace {
+
+// How long the end of a run waits for the worker ranks' answers: a rank that is up answers in
+// milliseconds. Shorter when mpirun is ending the job (a signal), whose SIGKILL follows.
+constexpr std::chrono::seconds kAnswerWait{2};
+constexpr std::chrono::milliseconds kAnswerWaitInterrupted{500};
+
+// A scale of the injected delays, for the clock's warning: their mean when every worker draws
+// from one distribution, else the median's bound.
+double delay_scale(const StragglerProfile& delays) {
+  if (const Distribution* d = delays.iid()) return d->mean();
+  return delays.quantile_bound(0.5);
+}
+
+}  // namespace
 
 MpiServer::MpiServer(RunContext& ctx, int ranks)
     : ctx_(ctx),
       o_(ctx.options),
       ranks_(ranks),
       per_rank_(ctx.options.workers_per_rank),
-      // Pinned at once: each worker's w_tau, each assignment still being sent (usually the same
-      // versions), the current and the one being written.
-      server_(ctx, *this, 4 * static_cast<std::size_t>(ctx.options.workers) + 4, "mpi"),
+      // Pinned at once: each worker's w_tau, at most two assignments per worker in the Outbox,
+      // the current and the one being written.
+      server_(ctx, *this, 3 * static_cast<std::size_t>(ctx.options.workers) + 4, "mpi"),
       pins_(static_cast<std::size_t>(ctx.options.workers)),
       pin_ticket_(static_cast<std::size_t>(ctx.options.workers), 0),
       due_(static_cast<std::size_t>(ctx.options.workers), Clock::time_point::max()),
+      outbox_(ctx.options.workers, ctx.options.workers_per_rank),
       remote_(static_cast<std::size_t>(ctx.options.workers)) {}
 
 void MpiServer::assign(const Assignment& a) {
@@ -49,17 +67,18 @@ void MpiServer::after_step() {
     Header h;
     h.worker = a.worker;
     h.ticket = a.ticket - 1;  // the minibatch this one replaces
-    MPI_Send(&h, sizeof h, MPI_BYTE, rank_of(a.worker), kCancel, MPI_COMM_WORLD);
+    outbox_.cancel(h);
   }
   for (const auto& a : step_) {
+    const auto i = static_cast<std::size_t>(a.worker);
     Header h;
     h.worker = a.worker;
     h.ticket = a.ticket;
-    h.version = pins_[static_cast<std::size_t>(a.worker)].version();
+    h.version = pins_[i].version();
     h.value = std::chrono::duration<double>(a.x).count();
     h.assigned_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(a.at.time_since_epoch()).count();
-    sends_.send(rank_of(a.worker), h, server_.store().acquire());
+    outbox_.assign(h, pins_[i].share());
   }
   step_.clear();
 }
@@ -81,71 +100,117 @@ std::optional<ServerTransport::Clock::time_point> MpiServer::due(int w) {
 }
 
 void MpiServer::stopped() {
-  if (stop_sent_) return;
+  if (stopped_at_) return;
   // Under the server's lock: no assignment follows, so kStop is every rank's last message.
-  for (int r = 1; r < ranks_; ++r) MPI_Send(nullptr, 0, MPI_BYTE, r, kStop, MPI_COMM_WORLD);
-  stop_sent_ = true;
+  outbox_.stop(ranks_);
+  stopped_at_ = Clock::now();
 }
 
 std::string MpiServer::where(int w) const {
-  return fmt::format(" on rank {}", rank_of(w));
+  return roster_ ? fmt::format(" on {}", roster_->name(rank_of(w), false))
+                 : fmt::format(" on rank {}", rank_of(w));
+}
+
+void MpiServer::check_silences(Clock::time_point now) {
+  for (int r = 1; r < ranks_; ++r) {
+    auto earliest = Clock::time_point::max();
+    for (int w = (r - 1) * per_rank_; w < r * per_rank_; ++w) {
+      earliest = std::min(earliest, due_[static_cast<std::size_t>(w)]);
+    }
+    roster_->check(r, earliest, now);
+  }
+}
+
+void MpiServer::take(const PostedReceives::Arrival& a, PostedReceives& in, Clock::time_point now) {
+  Packet& p = in.buffer(a.index);
+  const Header h = p.header();
+  const int first = (a.source - 1) * per_rank_;
+  if (a.tag == kRecords) {
+    if (a.bytes != Packet::kHeaderBytes + per_rank_ * kRecordFields * 8) {
+      throw std::logic_error(fmt::format("records of {} bytes from rank {}", a.bytes, a.source));
+    }
+    const auto* bytes = reinterpret_cast<const unsigned char*>(p.data()) + Packet::kHeaderBytes;
+    for (int l = 0; l < per_rank_; ++l) {
+      double f[kRecordFields];
+      std::memcpy(f, bytes + static_cast<std::size_t>(l * kRecordFields) * sizeof(double),
+                  sizeof f);
+      WorkerRecord& r = remote_[static_cast<std::size_t>(first + l)];
+      r.computed = static_cast<std::uint64_t>(f[0]);
+      r.busy_s = f[1];
+      r.idle_s = f[2];
+    }
+    roster_->answered(a.source);
+    return;  // the rank's last message: its receives stay unposted
+  }
+  if (h.worker < first || h.worker >= first + per_rank_) {
+    throw std::logic_error(
+        fmt::format("tag {} for worker {} from rank {}", a.tag, h.worker, a.source));
+  }
+  const auto i = static_cast<std::size_t>(h.worker);
+  {
+    std::lock_guard lock(server_.mutex());
+    if (a.tag == kPush) {
+      if (h.ticket == pin_ticket_[i] && pins_[i].held()) {
+        server_.serve({h.worker, h.ticket, static_cast<float>(h.value), now, pins_[i].version(),
+                       pins_[i].params(), p.payload()});
+        // w_tau is no longer needed unless the step gave the worker a new minibatch.
+        if (pin_ticket_[i] == h.ticket) pins_[i].release();
+      }
+    } else if (a.tag == kFailed) {
+      // A worker thread crashed (--fail): its rank tells at once, as a dropped connection would.
+      server_.retire(h.worker, now, FailureKind::kCrash);
+    } else {
+      throw std::logic_error(fmt::format("rank 0 got tag {} from rank {}", a.tag, a.source));
+    }
+    outbox_.progress();
+  }
+  in.repost(a.index);
 }
 
 void MpiServer::receive_main() {
-  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // IdleProbe's sleeps are tens of microseconds
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // IdleWait's sleeps are tens of microseconds
   // Named for top -H and gdb; its existence also tells that the run is under way (a test waits
   // for it).
   prctl(PR_SET_NAME, "mpi-server-recv", 0UL, 0UL, 0UL);
   try {
-    Packet push(ctx_.model->num_params());
-    std::vector<double> figures(static_cast<std::size_t>(per_rank_ * kRecordFields));
-    IdleProbe probe;
-    Clock::time_point due;
-    const auto next_due = [&] {
-      return server_.stopping() ? Clock::time_point::max()
-                                : *std::min_element(due_.begin(), due_.end());
-    };
-    {
-      std::lock_guard lock(server_.mutex());
-      due = next_due();
-    }
-    for (int pending = ranks_ - 1; pending > 0;) {
-      MPI_Status status;
-      MPI_Message message = probe.next(MPI_ANY_SOURCE, status, due);
-      if (status.MPI_TAG == kPush) {
-        MPI_Mrecv(push.data(), push.count(), MPI_FLOAT, &message, MPI_STATUS_IGNORE);
-        const auto at = Clock::now();
-        const Header h = push.header();
-        if (h.worker < 0 || h.worker >= o_.workers) {
-          throw std::logic_error(fmt::format("push from unknown worker {}", h.worker));
-        }
-        const auto i = static_cast<std::size_t>(h.worker);
+    std::vector<int> sources;
+    for (int r = 1; r < ranks_; ++r) sources.push_back(r);
+    // One receive per worker and one more per rank: each worker has at most two pushes on
+    // their way (its last one and the one before), and the rank's notices.
+    const std::size_t floats = std::max<std::size_t>(
+        ctx_.model->num_params(),
+        static_cast<std::size_t>(per_rank_ * kRecordFields) * sizeof(double) / sizeof(float));
+    PostedReceives in(sources, per_rank_ + 1, floats);
+    std::vector<PostedReceives::Arrival> arrivals;
+    IdleWait wait;
+    for (;;) {
+      Clock::time_point due = Clock::time_point::max();
+      std::optional<Clock::time_point> stop_at;
+      {
         std::lock_guard lock(server_.mutex());
-        sends_.reap();
-        if (h.ticket == pin_ticket_[i] && pins_[i].held()) {
-          server_.serve({h.worker, h.ticket, static_cast<float>(h.value), at, pins_[i].version(),
-                         pins_[i].params(), push.payload()});
-          // w_tau is no longer needed unless the step gave the worker a new minibatch.
-          if (pin_ticket_[i] == h.ticket) pins_[i].release();
+        outbox_.progress();
+        if (!server_.stopping()) {
+          check_silences(Clock::now());
+          due = *std::min_element(due_.begin(), due_.end());
         }
-        // Only this thread assigns once the run is under way, so this stays true until the next
-        // push.
-        due = next_due();
-      } else if (status.MPI_TAG == kRecords) {
-        MPI_Mrecv(figures.data(), static_cast<int>(figures.size()), MPI_DOUBLE, &message,
-                  MPI_STATUS_IGNORE);
-        const int first = (status.MPI_SOURCE - 1) * per_rank_;
-        for (int l = 0; l < per_rank_; ++l) {
-          WorkerRecord& r = remote_[static_cast<std::size_t>(first + l)];
-          const double* f = &figures[static_cast<std::size_t>(l * kRecordFields)];
-          r.computed = static_cast<std::uint64_t>(f[0]);
-          r.busy_s = f[1];
-          r.idle_s = f[2];
-        }
-        --pending;
-      } else {
-        throw std::logic_error(
-            fmt::format("rank 0 got tag {} from rank {}", status.MPI_TAG, status.MPI_SOURCE));
+        stop_at = stopped_at_;
+      }
+      if (stop_at) {
+        const auto limit = ctx_.interrupted() ? Clock::duration(kAnswerWaitInterrupted)
+                                              : Clock::duration(kAnswerWait);
+        if (roster_->all_answered() || Clock::now() >= *stop_at + limit) break;
+      }
+      arrivals.clear();
+      wait.until(
+          [&] {
+            in.poll(arrivals);
+            return !arrivals.empty();
+          },
+          Clock::now() + std::chrono::milliseconds(100), due);
+      const auto now = Clock::now();
+      for (const auto& a : arrivals) {
+        roster_->heard(a.source, now);
+        take(a, in, now);
       }
     }
   } catch (const std::exception& e) {
@@ -164,19 +229,45 @@ Result<RunRecord> MpiServer::run() {
       return resumed_at ? s.error() : resumed_at.error();
     }
   }
-
-  RankClock::estimate();  // collective; rank 0's clock is the reference
-  // Every worker rank is in its receive loop once it passes this barrier.
-  MPI_Barrier(MPI_COMM_WORLD);
+  std::vector<RankPlace> places;
+  RankClock::estimate(&places);  // collective; rank 0's clock is the reference
   // A resumed run's clock goes on from the checkpoint's time.
   const auto began = Clock::now();
-  server_.begin(began - to_duration(*resumed_at), began);
+  const auto start = began - to_duration(*resumed_at);
+  // Collective: every rank learns the run's time zero (for --fail) and the streams' seed.
+  std::int64_t shared[2] = {
+      std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count(),
+      static_cast<std::int64_t>(server_.stream_seed())};
+  MPI_Bcast(shared, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  roster_.emplace(std::move(places), per_rank_, start, ctx_.logger());
+  roster_->log_places(delay_scale(ctx_.run.delays()));
+
+  server_.begin(start, began);
   std::thread receiver([this] { receive_main(); });
   const auto [reason, wall_s] = server_.supervise();
-  receiver.join();  // returns once every rank sent its records, after its kStop
-  sends_.drain();   // every rank took its messages up to kStop, so these complete
-  for (auto& pin : pins_) pin.release();
-  return server_.finish(reason, wall_s, remote_);
+  receiver.join();  // bounded: it waits kAnswerWait at most for the ranks' answers
+  {
+    std::lock_guard lock(server_.mutex());
+    for (auto& pin : pins_) pin.release();
+  }
+  auto run = server_.finish(reason, wall_s, remote_);
+  if (!run) return run;
+  run->ranks = roster_->records(Clock::now());
+  if (!roster_->all_answered()) {
+    const std::string missing = roster_->missing();
+    ctx_.logger().warn(
+        "no answer to the end of the run from {} (died, hung or unreachable); "
+        "the job ends without MPI_Finalize",
+        missing);
+    if (run->stop_reason == StopReason::kInterrupted && run->stop_message.empty()) {
+      run->stop_message = fmt::format(
+          "the job was ended while {} did not answer (died, hung or unreachable); "
+          "train --resume continues the run if it wrote checkpoints",
+          missing);
+    }
+    end_without_finalize(roster_->host_missing(), ctx_.interrupt);
+  }
+  return run;
 }
 
 }  // namespace stalesgd::mpi

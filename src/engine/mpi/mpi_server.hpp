@@ -1,29 +1,34 @@
-// MpiServer: rank 0 of --engine mpi. It owns the model's parameters and the rule (through
-// ServerCore and its RoundProtocol), exactly as the thread engine's server, and carries out
-// each Step by sending messages: an assignment (ticket, X, version, parameters) to every
-// worker the step starts, after a cancel to every worker it cut. A receive thread takes the
-// pushes and runs the server step for each; the caller's thread runs the RunSupervisor's loop.
+// MpiServer: rank 0 of --engine mpi, the LockedServer's transport across processes. The server
+// itself (the model, the rule through ServerCore, tickets, delays, failed workers, checkpoints)
+// is the one the thread engine uses; this carries out its decisions by messages: an assignment
+// (ticket, X, version and the parameters, one message) to every worker a step starts, after a
+// cancel to every worker it cut, and kStop at the end. A receive thread takes what the worker
+// ranks send (pushes, crash notices, their records at the end); the caller's thread runs the
+// RunSupervisor's loop.
 //
-// The server draws every minibatch's delay X at its assignment, with one DelaySampler per
-// worker seeded as the thread engine's, and pins the version it sends, so that the gradient's
-// w_tau is at hand when it returns (for the staleness-distance learning rates). A push carries
-// its minibatch's ticket: one whose minibatch was cut since (the worker was given a newer
-// ticket) is dropped, so a rule's cuts are exact however late the cancel arrives.
+// In the field nothing here waits on one rank (docs/distributed.md, "Faults"): every send is an
+// MPI_Isend through the Outbox (one slow rank holds back only its own messages), receives stay
+// posted for every rank at once (PostedReceives), and the end of the run waits a bounded time
+// for the ranks' answers. A rank that stops answering is found by the server's --worker-timeout
+// watch like a hung thread (its workers retired), the RankRoster records its silences, and a
+// rank that never answers the end is named in the record and makes the job end without
+// MPI_Finalize (mpi::end_without_finalize).
 //
-// The server itself (the model, the rule, tickets, failures, checkpoints) is the LockedServer
-// shared with the thread engine; this is its transport.
-//
-// Thread safety: the members marked GUARDED_BY are used under the server's lock, by the receive
-// thread and the supervisor's thread; every MPI send of rank 0 happens under it (wire.hpp relies
-// on that). remote_ is written by the receive thread alone and read after it is joined.
+// Thread safety: the members marked GUARDED_BY(server) are used under the LockedServer's lock,
+// by the receive thread and the supervisor's thread; every MPI send of rank 0 happens under it.
+// roster_ and remote_ belong to the receive thread while it runs and to the caller's before and
+// after.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/locked_server.hpp"
-#include "engine/mpi/assignment_sends.hpp"
+#include "engine/mpi/outbox.hpp"
+#include "engine/mpi/posted_receives.hpp"
+#include "engine/mpi/rank_roster.hpp"
 #include "engine/mpi/wire.hpp"
 #include "engine/parameter_store.hpp"
 #include "engine/run_context.hpp"
@@ -35,9 +40,13 @@ class MpiServer final : public ServerTransport {
  public:
   MpiServer(RunContext& ctx, int ranks);
   Result<RunRecord> run();
+  // After run(): every worker rank answered the end of the run. If not, MPI may still read
+  // this object's buffers for a send to a rank that stopped reading: the caller keeps it alive
+  // until the process ends.
+  bool all_answered() const { return roster_ && roster_->all_answered(); }
 
-  // ServerTransport: the server's decisions as messages (server lock held). Assignments are
-  // sent at after_step(), after the step's cancels.
+  // ServerTransport: the server's decisions as messages (server lock held). A step's
+  // assignments go out at after_step(), after its cancels.
   void assign(const Assignment& a) override;
   void after_step() override;
   void delivered(int w) override;
@@ -47,8 +56,12 @@ class MpiServer final : public ServerTransport {
   std::string where(int w) const override;
 
  private:
-  // The receive thread: pushes until every worker rank has sent its records.
+  // The receive thread: what the worker ranks send, until every rank answered the end or the
+  // wait for them is over.
   void receive_main();
+  void take(const PostedReceives::Arrival& a, PostedReceives& in, Clock::time_point now);
+  // Each rank's earliest minibatch due, for its silences. REQUIRES(server)
+  void check_silences(Clock::time_point now);
   int rank_of(int w) const { return 1 + w / per_rank_; }
 
   RunContext& ctx_;
@@ -57,14 +70,15 @@ class MpiServer final : public ServerTransport {
   const int per_rank_;
   LockedServer server_;
 
-  // GUARDED_BY(server_.mutex()):
+  // GUARDED_BY(server):
   std::vector<ParameterStore::Pin> pins_;  // per worker: the version it computes on (w_tau)
   std::vector<std::uint64_t> pin_ticket_;  // per worker: the minibatch pins_ belongs to
   std::vector<Clock::time_point> due_;     // per worker: when its X ends; max(): none in flight
   std::vector<Assignment> step_;           // this step's assignments, sent at after_step()
-  AssignmentSends sends_;                  // declared after server_: it holds pins of its store
-  bool stop_sent_ = false;
+  Outbox outbox_;                          // declared after server_: it holds pins of its store
+  std::optional<Clock::time_point> stopped_at_;  // when kStop went out
 
+  std::optional<RankRoster> roster_;  // set by run() once the clocks are known
   std::vector<WorkerRecord> remote_;  // computed, busy, idle as the worker ranks measured them
 };
 

@@ -18,7 +18,10 @@ bool available() {
 Status init(int*, char***) {
   return missing();
 }
-void finalize() {}
+int finalize(int status) {
+  return status;
+}
+void end_without_finalize(bool, const std::atomic<bool>*) {}
 void abort(int exit_code) {
   std::_Exit(exit_code);
 }

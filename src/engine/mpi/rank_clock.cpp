@@ -1,4 +1,4 @@
-// RankClock::estimate: same host or ping-pongs (why: rank_clock.hpp).
+// RankClock::estimate: same host, or ping-pongs in turn (why: rank_clock.hpp).
 #include "engine/mpi/rank_clock.hpp"
 
 #include <mpi.h>
@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <vector>
 
+#include "engine/mpi/idle_wait.hpp"
 #include "engine/mpi/wire.hpp"
 
 namespace stalesgd::mpi {
@@ -21,62 +21,98 @@ std::int64_t now_ns() {
       .count();
 }
 
-constexpr int kExchanges = 16;
+constexpr int kExchanges = 32;
+constexpr std::chrono::microseconds kPause{200};  // a rank that waits for its turn sleeps
+
+// The two sides of one exchange poll without sleeping: a sleep would be part of the round trip.
+void send_now(const std::int64_t* values, int count, int peer) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Isend(values, count, MPI_INT64_T, peer, kClock, MPI_COMM_WORLD, &r);
+  for (int done = 0; !done;) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+}
+void receive_now(std::int64_t* values, int count, int peer) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Irecv(values, count, MPI_INT64_T, peer, kClock, MPI_COMM_WORLD, &r);
+  for (int done = 0; !done;) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+}
+void receive_quietly(std::int64_t* values, int count, int peer) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Irecv(values, count, MPI_INT64_T, peer, kClock, MPI_COMM_WORLD, &r);
+  wait_quietly(r, kPause);
+}
 
 }  // namespace
 
-RankClock RankClock::estimate() {
+RankClock RankClock::estimate(std::vector<RankPlace>* places) {
   int rank = 0;
   int ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
 
-  std::array<char, MPI_MAX_PROCESSOR_NAME> mine{};
-  std::array<char, MPI_MAX_PROCESSOR_NAME> root{};
+  using Name = std::array<char, MPI_MAX_PROCESSOR_NAME>;
+  Name mine{};
   int length = 0;
   MPI_Get_processor_name(mine.data(), &length);
-  if (rank == 0) root = mine;
-  MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<Name> names(static_cast<std::size_t>(ranks));
+  MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, names.data(),
+                static_cast<int>(mine.size()), MPI_CHAR, MPI_COMM_WORLD);
   // STALESGD_MPI_CLOCK=estimate: ping-pong with every rank, also on rank 0's host (the tests
   // run the cross-host path this way; docs/distributed.md).
   const char* mode = std::getenv("STALESGD_MPI_CLOCK");
   const bool always = mode != nullptr && std::strcmp(mode, "estimate") == 0;
-  const int remote = always || std::strncmp(mine.data(), root.data(), root.size()) != 0 ? 1 : 0;
-  std::vector<int> remote_of(static_cast<std::size_t>(ranks));
-  MPI_Gather(&remote, 1, MPI_INT, remote_of.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  const auto remote = [&](int r) {
+    return r != 0 && (always || std::strncmp(names[static_cast<std::size_t>(r)].data(),
+                                             names[0].data(), names[0].size()) != 0);
+  };
 
   RankClock clock;
   if (rank == 0) {
-    for (int r = 1; r < ranks; ++r) {
-      if (!remote_of[static_cast<std::size_t>(r)]) continue;
-      std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max();
-      std::int64_t best[2] = {0, 0};  // offset, error
-      for (int i = 0; i < kExchanges; ++i) {
-        const std::int64_t sent = now_ns();
-        std::int64_t theirs = 0;
-        MPI_Send(&sent, 1, MPI_INT64_T, r, kClock, MPI_COMM_WORLD);
-        MPI_Recv(&theirs, 1, MPI_INT64_T, r, kClock, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        const std::int64_t back = now_ns();
-        if (back - sent < best_rtt) {
-          best_rtt = back - sent;
-          best[0] = theirs - (sent + back) / 2;
-          best[1] = best_rtt / 2;
+    if (places != nullptr) places->assign(static_cast<std::size_t>(ranks), RankPlace{});
+    for (int r = 0; r < ranks; ++r) {
+      RankPlace place;
+      place.host = names[static_cast<std::size_t>(r)].data();
+      if (remote(r)) {
+        std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max();
+        std::int64_t best[2] = {0, 0};  // offset, error
+        const std::int64_t go = 0;
+        send_now(&go, 1, r);  // its turn: it has slept until now
+        for (int i = 0; i < kExchanges; ++i) {
+          const std::int64_t sent = now_ns();
+          std::int64_t theirs = 0;
+          send_now(&sent, 1, r);
+          receive_now(&theirs, 1, r);
+          const std::int64_t back = now_ns();
+          if (back - sent < best_rtt) {
+            best_rtt = back - sent;
+            best[0] = theirs - (sent + back) / 2;
+            best[1] = (best_rtt + 1) / 2;
+          }
         }
+        send_now(best, 2, r);
+        place.offset = std::chrono::nanoseconds(best[0]);
+        place.error = std::chrono::nanoseconds(best[1]);
+        place.estimated = true;
       }
-      MPI_Send(best, 2, MPI_INT64_T, r, kClock, MPI_COMM_WORLD);
+      if (places != nullptr) (*places)[static_cast<std::size_t>(r)] = std::move(place);
     }
-  } else if (remote) {
+  } else if (remote(rank)) {
+    std::int64_t go = 0;
+    receive_quietly(&go, 1, 0);
     for (int i = 0; i < kExchanges; ++i) {
       std::int64_t sent = 0;
-      MPI_Recv(&sent, 1, MPI_INT64_T, 0, kClock, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      receive_now(&sent, 1, 0);
       const std::int64_t mine_now = now_ns();
-      MPI_Send(&mine_now, 1, MPI_INT64_T, 0, kClock, MPI_COMM_WORLD);
+      send_now(&mine_now, 1, 0);
     }
     std::int64_t best[2] = {0, 0};
-    MPI_Recv(best, 2, MPI_INT64_T, 0, kClock, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    receive_now(best, 2, 0);
     clock.offset = std::chrono::nanoseconds(best[0]);
     clock.error = std::chrono::nanoseconds(best[1]);
   }
+  // Everyone goes on together; waiting ranks sleep (MPI_Barrier would spin).
+  MPI_Request met = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &met);
+  wait_quietly(met, kPause);
   return clock;
 }
 

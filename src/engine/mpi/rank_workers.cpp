@@ -1,8 +1,12 @@
-// RankWorkers: a worker rank's receive loop and worker threads (the design: rank_workers.hpp).
+// RankWorkers: a worker rank's receive loop, worker threads and failures (the design:
+// rank_workers.hpp).
 #include "engine/mpi/rank_workers.hpp"
 
 #include <mpi.h>
 #include <sys/prctl.h>
+
+#include <csignal>
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -15,7 +19,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/mpi/idle_probe.hpp"
+#include "engine/mpi/idle_wait.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/mpi/rank_clock.hpp"
 #include "engine/running_mean.hpp"
@@ -45,7 +49,7 @@ class PushBuffers {
   // Sends next()'s buffer to rank 0; the following next() is the other buffer.
   void send() {
     Packet& p = packets_[turn_];
-    MPI_Isend(p.data(), p.count(), MPI_FLOAT, 0, kPush, MPI_COMM_WORLD, &sent_[turn_]);
+    MPI_Isend(p.data(), p.bytes(), MPI_BYTE, 0, kPush, MPI_COMM_WORLD, &sent_[turn_]);
     turn_ ^= 1;
   }
 
@@ -61,70 +65,105 @@ class PushBuffers {
 RankWorkers::RankWorkers(RunContext& ctx, int rank)
     : ctx_(ctx),
       o_(ctx.options),
+      rank_(rank),
       per_rank_(ctx.options.workers_per_rank),
       first_((rank - 1) * ctx.options.workers_per_rank),
       slots_(static_cast<std::size_t>(per_rank_)) {
-  for (auto& slot : slots_) slot.assigned.resize(ctx.model->num_params());
+  for (auto& slot : slots_) slot.assigned = Packet(ctx.model->num_params());
 }
 
 void RankWorkers::run() {
+  clock_ = RankClock::estimate();
+  // Rank 0's time zero of the run and the minibatch streams' seed (mpi_server.cpp).
+  std::int64_t shared[2] = {0, 0};
+  MPI_Bcast(shared, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  start_ = clock_.from_rank0(shared[0]);
+  stream_seed_ = static_cast<std::uint64_t>(shared[1]);
   std::vector<std::thread> threads;
   threads.reserve(slots_.size());
   for (int l = 0; l < per_rank_; ++l) threads.emplace_back([this, l] { worker_main(l); });
-  clock_ = RankClock::estimate();
-  MPI_Barrier(MPI_COMM_WORLD);  // rank 0 starts the clock and assigns after it
   receive_loop();
   stop_workers();
   for (auto& t : threads) t.join();
   send_records();
 }
 
-void RankWorkers::receive_loop() {
-  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // IdleProbe's sleeps are tens of microseconds
-  std::vector<float> inbox(ctx_.model->num_params());
-  IdleProbe probe;
-  for (;;) {
-    MPI_Status status;
-    MPI_Message message = probe.next(0, status);
-    if (status.MPI_TAG == kStop) {
-      MPI_Mrecv(nullptr, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-      return;
-    }
-    if (status.MPI_TAG != kAssign && status.MPI_TAG != kCancel) {
-      throw std::logic_error(fmt::format("unexpected tag {} from rank 0", status.MPI_TAG));
-    }
-    Header h;
-    MPI_Mrecv(&h, sizeof h, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-    const int local = h.worker - first_;
-    if (local < 0 || local >= per_rank_) {
-      throw std::logic_error(fmt::format("message for worker {}, not on this rank", h.worker));
-    }
-    RemoteSlot& slot = slots_[static_cast<std::size_t>(local)];
-    if (status.MPI_TAG == kCancel) {
-      {
-        std::lock_guard lock(slot.mu);
-        if (slot.running == h.ticket) slot.cancel.store(true, std::memory_order_relaxed);
-        if (slot.has_assignment && slot.assigned_header.ticket == h.ticket) {
-          slot.has_assignment = false;  // cut before its worker took it
-        }
-      }
-      slot.cv.notify_one();
-      continue;
-    }
-    // The parameters follow the header at once (rank 0 sends both under its lock).
-    MPI_Recv(inbox.data(), static_cast<int>(inbox.size()), MPI_FLOAT, 0, kParams, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
-    // X runs from rank 0's assignment, as in the thread engine; never from later than now (an
-    // estimated offset may be a little off).
-    const auto at = std::min(EngineClock::now(), clock_.from_rank0(h.assigned_ns));
+bool RankWorkers::take(const PostedReceives::Arrival& a, PostedReceives& in) {
+  if (a.tag == kStop) return false;
+  if (a.tag != kAssign && a.tag != kCancel) {
+    throw std::logic_error(fmt::format("unexpected tag {} from rank 0", a.tag));
+  }
+  Packet& p = in.buffer(a.index);
+  const Header h = p.header();
+  const int local = h.worker - first_;
+  if (local < 0 || local >= per_rank_) {
+    throw std::logic_error(fmt::format("message for worker {}, not on this rank", h.worker));
+  }
+  RemoteSlot& slot = slots_[static_cast<std::size_t>(local)];
+  if (a.tag == kCancel) {
     {
       std::lock_guard lock(slot.mu);
-      slot.assigned.swap(inbox);  // a pending older one (cut) becomes the next inbox
-      slot.assigned_header = h;
-      slot.assigned_at = at;
-      slot.has_assignment = true;
+      slot.cut_through = std::max(slot.cut_through, h.ticket);
+      if (slot.running == h.ticket) slot.cancel.store(true, std::memory_order_relaxed);
+      if (slot.has_assignment && slot.assigned_header.ticket <= h.ticket) {
+        slot.has_assignment = false;  // cut before its worker took it
+      }
     }
     slot.cv.notify_one();
+    in.repost(a.index);
+    return true;
+  }
+  if (a.bytes != p.bytes()) {
+    throw std::logic_error(fmt::format("an assignment of {} bytes, not {}", a.bytes, p.bytes()));
+  }
+  // X runs from rank 0's assignment, as in the thread engine; never from later than now (an
+  // estimated offset may be a little off).
+  const auto at = std::min(EngineClock::now(), clock_.from_rank0(h.assigned_ns));
+  bool notify = false;
+  {
+    std::lock_guard lock(slot.mu);
+    if (h.ticket > slot.cut_through) {  // else it was cut on its way here
+      slot.assigned.swap(p);            // a pending older one (cut) becomes the next receive buffer
+      slot.assigned_header = h;
+      slot.assigned_at = at;
+      slot.has_assignment = notify = true;
+    }
+  }
+  if (notify) slot.cv.notify_one();
+  in.repost(a.index);
+  return true;
+}
+
+void RankWorkers::receive_loop() {
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // IdleWait's sleeps are tens of microseconds
+  // Two receives per worker: an assignment and a cancel for each can be on their way at once.
+  const int sources[1] = {0};
+  PostedReceives in(sources, 2 * per_rank_, ctx_.model->num_params());
+  std::vector<PostedReceives::Arrival> arrivals;
+  IdleWait wait;
+  // --fail rankN: this rank dies or stops at its time (docs/rules.md, "Failed workers").
+  const PlannedRankFailure* planned = ctx_.run.failures().of_rank(rank_);
+  const auto fail_at =
+      planned != nullptr ? start_ + to_duration(planned->at_s) : EngineClock::time_point::max();
+  for (;;) {
+    arrivals.clear();
+    const auto deadline = std::min(fail_at, EngineClock::now() + std::chrono::milliseconds(100));
+    wait.until(
+        [&] {
+          in.poll(arrivals);
+          return !arrivals.empty();
+        },
+        deadline);
+    for (const auto& a : arrivals) {
+      if (!take(a, in)) return;
+    }
+    if (planned != nullptr && EngineClock::now() >= fail_at) {
+      // The process dies as under kill -9, or stops as under kill -STOP (until mpirun ends the
+      // job): nothing of ours runs in between, as on a real failure.
+      std::fflush(stderr);
+      raise(planned->kind == FailureKind::kCrash ? SIGKILL : SIGSTOP);
+      planned = nullptr;  // continued by SIGCONT: it stays failed in rank 0's eyes
+    }
   }
 }
 
@@ -139,15 +178,41 @@ void RankWorkers::stop_workers() {
   }
 }
 
+void RankWorkers::send_quietly(Packet& p, int bytes, int tag) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Isend(p.data(), bytes, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r);
+  wait_quietly(r, std::chrono::microseconds(100));
+}
+
 void RankWorkers::send_records() {
-  std::vector<double> figures;
+  Packet p(static_cast<std::size_t>(per_rank_ * kRecordFields) * sizeof(double) / sizeof(float));
+  auto* bytes = reinterpret_cast<unsigned char*>(p.data()) + Packet::kHeaderBytes;
   for (const auto& slot : slots_) {
-    figures.push_back(static_cast<double>(slot.stats.computed));
-    figures.push_back(slot.stats.busy_s);
-    figures.push_back(slot.stats.idle_s);
+    const double f[kRecordFields] = {static_cast<double>(slot.stats.computed), slot.stats.busy_s,
+                                     slot.stats.idle_s};
+    std::memcpy(bytes, f, sizeof f);
+    bytes += sizeof f;
   }
-  MPI_Send(figures.data(), static_cast<int>(figures.size()), MPI_DOUBLE, 0, kRecords,
-           MPI_COMM_WORLD);
+  Header h;
+  h.worker = first_;
+  p.set_header(h);
+  send_quietly(p, Packet::kHeaderBytes + per_rank_ * kRecordFields * 8, kRecords);
+}
+
+void RankWorkers::fail_worker(RemoteSlot& slot, int w, FailureKind how) {
+  if (how == FailureKind::kHang) {
+    // It stops responding: no gradient, no word to rank 0, until the run ends.
+    std::unique_lock lock(slot.mu);
+    slot.cv.wait(lock, [&] { return slot.stop; });
+    return;
+  }
+  // A crash: the thread ends (the process does not), and rank 0 hears of it at once, as it
+  // would from a dropped connection.
+  Packet notice;
+  Header h;
+  h.worker = w;
+  notice.set_header(h);
+  send_quietly(notice, Packet::kHeaderBytes, kFailed);
 }
 
 void RankWorkers::worker_main(int local) {
@@ -175,24 +240,38 @@ void RankWorkers::worker_loop(int local) {
   const int w = first_ + local;
   RemoteSlot& slot = slots_[static_cast<std::size_t>(local)];
   const Model& model = *ctx_.model;
-  std::vector<float> params(model.num_params());
+  Packet params(model.num_params());
   PushBuffers pushes(model.num_params());
   auto ws = model.make_workspace(o_.batch);
   // The thread engine's stream for worker w: the same seed gives the same data.
   MinibatchSampler sampler(ctx_.data.train, o_.batch,
-                           derive_seed(o_.seed, SeedStream::kSampler, w));
+                           derive_seed(stream_seed_, SeedStream::kSampler, w));
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
   GradientClock gradient_time;
   Batch batch = sampler.next();
   std::optional<EngineClock::time_point> last_end;
+  // --fail: when this worker fails; it checks at each step, as the thread engine's workers.
+  const PlannedFailure* planned = ctx_.run.failures().of(w);
+  const auto fail_at =
+      planned != nullptr ? start_ + to_duration(planned->at_s) : EngineClock::time_point::max();
+  const auto failing = [&] { return planned != nullptr && EngineClock::now() >= fail_at; };
   for (;;) {
     Header h;
     EngineClock::time_point t0;
     {
       std::unique_lock lock(slot.mu);
-      slot.cv.wait(lock, [&] { return slot.stop || slot.has_assignment; });
+      const auto ready = [&] { return slot.stop || slot.has_assignment; };
+      if (planned != nullptr) {
+        slot.cv.wait_until(lock, fail_at, ready);
+      } else {
+        slot.cv.wait(lock, ready);
+      }
       if (slot.stop) return;
+      if (failing()) {
+        lock.unlock();
+        return fail_worker(slot, w, planned->kind);
+      }
       slot.has_assignment = false;
       slot.cancel.store(false, std::memory_order_relaxed);
       params.swap(slot.assigned);
@@ -204,17 +283,18 @@ void RankWorkers::worker_loop(int local) {
       stats.idle_s += std::max(0.0, std::chrono::duration<double>(t0 - *last_end).count());
     const auto x = to_duration(h.value);
     // pad: start the gradient its usual time (with room for a slow one) before X; at once
-    // while there is no estimate yet.
+    // while there is no estimate yet. A sleep past the failure time ends there.
     const double lead = gradient_time.lead_s();
-    Woken woken = sleep_until(slot, compute_from(o_.delay_mode, t0, x, lead));
+    Woken woken = sleep_until(slot, std::min(fail_at, compute_from(o_.delay_mode, t0, x, lead)));
     if (woken == Woken::kStopped) return;
+    if (woken == Woken::kOnTime && failing()) return fail_worker(slot, w, planned->kind);
     std::optional<float> loss;
     const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
     Packet* push = nullptr;
     if (spent) {
       push = &pushes.next();
       loss = gradient_time.time([&] {
-        return model.loss_and_gradient(params, batch, push->payload(), *ws, &slot.cancel);
+        return model.loss_and_gradient(params.payload(), batch, push->payload(), *ws, &slot.cancel);
       });
       if (loss) {
         ++stats.computed;
@@ -223,7 +303,7 @@ void RankWorkers::worker_loop(int local) {
       }
     }
     if (woken == Woken::kOnTime && o_.delay_mode == DelayMode::kPad) {
-      woken = sleep_until(slot, t0 + x);
+      woken = sleep_until(slot, std::min(fail_at, t0 + x));
     }
     if (woken == Woken::kStopped) return;
     {
@@ -232,6 +312,7 @@ void RankWorkers::worker_loop(int local) {
     }
     last_end = EngineClock::now();
     stats.busy_s += std::chrono::duration<double>(*last_end - t0).count();
+    if (woken == Woken::kOnTime && failing()) return fail_worker(slot, w, planned->kind);
     if (woken == Woken::kOnTime) {
       Header out = h;
       out.value = *loss;

@@ -12,7 +12,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <vector>
 
 #include "engine/mpi/wire.hpp"
 #include "engine/worker_slot.hpp"
@@ -25,13 +24,17 @@ namespace stalesgd::mpi {
 struct alignas(64) RemoteSlot {
   std::mutex mu;
   std::condition_variable cv;
-  // The assignment not yet taken: a newer one replaces it (its buffers are swapped, not copied).
-  std::vector<float> assigned;          // GUARDED_BY(mu): its parameters
+  // The assignment not yet taken, as received (header and parameters): a newer one replaces
+  // it (the receive buffer is swapped in, not copied).
+  Packet assigned;                      // GUARDED_BY(mu)
   Header assigned_header;               // GUARDED_BY(mu)
   EngineClock::time_point assigned_at;  // GUARDED_BY(mu): when rank 0 assigned it, our clock
   bool has_assignment = false;          // GUARDED_BY(mu)
   std::uint64_t running = 0;            // GUARDED_BY(mu): the ticket in flight; 0: none
-  bool stop = false;                    // GUARDED_BY(mu)
+  // GUARDED_BY(mu): the newest ticket cut. An assignment's parameters may arrive after the cancel
+  // that cuts it (a large message completes after a small one sent later); it is dropped then.
+  std::uint64_t cut_through = 0;
+  bool stop = false;  // GUARDED_BY(mu)
   // Interrupts the minibatch in flight. Relaxed suffices: it carries no data, only "stop
   // early"; the mutex orders it against its reset when the worker takes the next assignment.
   std::atomic<bool> cancel{false};

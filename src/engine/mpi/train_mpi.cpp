@@ -1,6 +1,10 @@
 // train_mpi: the MPI engine's entry point on every rank: rank 0 serves, the others work.
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -25,12 +29,30 @@ Result<RunRecord> train_mpi(RunContext& ctx) {
                     ctx.options.workers, mpi::ranks() - 1, ctx.options.workers_per_rank, p)};
   }
   if (mpi::rank() == 0) {
-    mpi::MpiServer server(ctx, mpi::ranks());
-    return server.run();
+    auto server = std::make_unique<mpi::MpiServer>(ctx, mpi::ranks());
+    auto run = server->run();
+    // A rank that never answered may still have a send of ours in MPI's hands, reading the
+    // server's parameter buffers: they stay until the process ends, which it does soon
+    // (mpi::finalize ends the job without that rank).
+    if (!server->all_answered()) (void)server.release();
+    return run;
   }
   // --resume: rank 0 restores its state first and tells every rank whether it could.
   if (ctx.resume != nullptr) {
     if (auto s = mpi::agree({}); !s) return s.error();
+  }
+  // mpirun's SIGTERM (a Ctrl-C, or the job ended because a rank died): rank 0 tells this rank
+  // to stop and waits for its records; if that has not ended the process within a few
+  // seconds (rank 0 is gone, or another rank holds up MPI_Finalize), leave: a worker rank has
+  // nothing to write.
+  if (ctx.interrupt != nullptr) {
+    std::thread([flag = ctx.interrupt] {
+      while (!flag->load(std::memory_order_relaxed)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      std::_Exit(143);
+    }).detach();
   }
   try {
     mpi::RankWorkers workers(ctx, mpi::rank());

@@ -1,17 +1,21 @@
 // The MPI engine's messages: their tags and the layout of their bytes (docs/distributed.md,
 // "Message protocol"). Rank 0 is the server; worker w lives on rank 1 + w / W as local thread
-// w % W.
+// w % W. Every message is one Packet (a Header, then floats) sent as MPI_BYTE, so that each side
+// can keep receives posted for whatever comes next (PostedReceives) and no message needs a
+// second one to complete it.
 //
-//   rank 0 -> worker rank   kAssign  Header{worker, ticket, version, X seconds, assigned at}
-//                           kParams  the parameters of that version (n floats), right after
+//   rank 0 -> worker rank   kAssign  Header{worker, ticket, version, X seconds, assigned at} and
+//                                    the parameters of that version (n floats)
 //                           kCancel  Header{worker, ticket}: the minibatch `ticket` is cut
-//                           kStop    empty: the run is over
-//   worker rank -> rank 0   kPush    Packet: Header{worker, ticket, version, loss} + gradient
-//                           kRecords 3 doubles per local worker: computed, busy s, idle s
+//                           kStop    Header: the run is over; answer with kRecords
+//   worker rank -> rank 0   kPush    Header{worker, ticket, version, loss} and the gradient
+//                           kFailed  Header{worker}: that worker thread crashed (--fail)
+//                           kRecords Header, then 3 doubles per local worker: computed, busy
+//                                    s, idle s; the rank's last message
 //
-// Rank 0's sends happen under its server lock, so a kAssign and its kParams are never split by
-// another send to that rank and kStop is the last message any rank receives. Worker threads
-// send concurrently, so a push travels as one message.
+// MPI keeps the messages between two ranks in the order they were posted, blocking or not, so
+// a cancel never overtakes the assignment it cuts and kStop is the last message a rank
+// receives (rank 0 posts nothing after it).
 //
 // Thread safety: plain values; a Packet is used by one thread at a time.
 #pragma once
@@ -26,12 +30,12 @@ namespace stalesgd::mpi {
 
 enum Tag : int {
   kAssign = 1,
-  kParams = 2,
   kCancel = 3,
   kStop = 4,
   kPush = 5,
   kRecords = 6,
-  kClock = 7  // start-up only: RankClock's ping-pongs with a rank on another host
+  kClock = 7,  // start-up only: RankClock's ping-pongs
+  kFailed = 8,
 };
 
 struct Header {
@@ -45,8 +49,8 @@ struct Header {
 };
 static_assert(sizeof(Header) == 40);
 
-// Header and floats in one buffer of floats, sent as MPI_FLOAT: the header's 32 bytes are
-// copied in and out with memcpy (no aliasing through pointers).
+// A Header and n floats in one buffer. The header's bytes are copied in and out with memcpy
+// (no aliasing through pointers); the floats follow at once, aligned as floats.
 class Packet {
  public:
   static constexpr std::size_t kHeaderFloats = sizeof(Header) / sizeof(float);
@@ -60,14 +64,18 @@ class Packet {
   void set_header(const Header& h) { std::memcpy(buf_.data(), &h, sizeof h); }
   std::span<float> payload() { return std::span(buf_).subspan(kHeaderFloats); }
   std::span<const float> payload() const { return std::span(buf_).subspan(kHeaderFloats); }
-  float* data() { return buf_.data(); }
-  int count() const { return static_cast<int>(buf_.size()); }  // in floats
+  void* data() { return buf_.data(); }
+  const void* data() const { return buf_.data(); }
+  // The whole buffer, and a message of only a header, in bytes (MPI_BYTE counts).
+  int bytes() const { return static_cast<int>(buf_.size() * sizeof(float)); }
+  static constexpr int kHeaderBytes = sizeof(Header);
+  void swap(Packet& other) noexcept { buf_.swap(other.buf_); }
 
  private:
   std::vector<float> buf_;
 };
 
-// The per-worker figures a worker rank reports at the end, in kRecords order.
+// The per-worker figures a worker rank reports at the end, as doubles after kRecords' header.
 constexpr int kRecordFields = 3;
 
 }  // namespace stalesgd::mpi

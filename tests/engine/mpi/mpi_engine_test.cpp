@@ -231,7 +231,7 @@ TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][m
            {3, "--server thread --iterations 10", 2, "--server thread"},
            {1, "--iterations 10", 2, "at least 2 ranks"},
            // Every rank fails to load; rank 0 names the first.
-           {3, "--iterations 10 --data-dir " + empty.path().string(), 1, "rank 0: "},
+           {3, "--iterations 10 --data-dir " + empty.path().string(), 1, "rank 0 (host "},
        }) {
     const auto r = mpi_train(c.ranks, c.args);
     INFO(c.args << "\n" << r.output);
@@ -247,7 +247,7 @@ TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][m
   INFO(worker.output);
   CHECK(worker.exit_code == 1);
   CHECK(line_count(worker.output) == 1);
-  CHECK(worker.output.find("stalesgd: error: rank 1: ") != std::string::npos);
+  CHECK(worker.output.find("stalesgd: error: rank 1 (host ") != std::string::npos);
   // Not under mpirun at all.
   const auto r = run_cli({"train", "--engine", "mpi", "--iterations", "10"});
   INFO(r.output);
