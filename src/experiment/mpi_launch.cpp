@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 #include <cerrno>
 #include <chrono>
@@ -30,11 +31,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> launcher() {
+// The launcher's words: STALESGD_MPIRUN split as a shell would (quotes and backslashes; no
+// command substitution), or mpirun with what tools/mpirun.sh adds.
+Result<std::vector<std::string>> launcher() {
   std::vector<std::string> words;
   if (const char* custom = std::getenv("STALESGD_MPIRUN"); custom != nullptr && *custom) {
-    std::istringstream in(custom);
-    for (std::string w; in >> w;) words.push_back(w);
+    wordexp_t split{};
+    const int failed = wordexp(custom, &split, WRDE_NOCMD | WRDE_UNDEF);
+    if (failed != 0) {
+      if (failed == WRDE_NOSPACE) wordfree(&split);
+      return Error{
+          fmt::format("STALESGD_MPIRUN='{}' is not a command line (unbalanced quotes, a command "
+                      "substitution or an unset variable); write it as for a shell, e.g. "
+                      "STALESGD_MPIRUN=\"mpirun --hostfile hosts\"",
+                      custom)};
+    }
+    for (std::size_t i = 0; i < split.we_wordc; ++i) words.emplace_back(split.we_wordv[i]);
+    wordfree(&split);
+    if (words.empty()) return Error{"STALESGD_MPIRUN is blank; unset it or name an mpirun"};
     return words;
   }
   words = {"mpirun", "--oversubscribe", "--quiet"};
@@ -55,6 +69,14 @@ std::string job_error(const fs::path& log) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> mpi_settings() {
+  return {{"mpi_yield_when_idle", "1"},
+          {"odls_base_sigkill_timeout", "3"},
+          {"oob_tcp_keepalive_time", "4"},
+          {"oob_tcp_keepalive_intvl", "1"},
+          {"oob_tcp_keepalive_probes", "4"}};
+}
+
 Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path& dir,
                                         const std::atomic<bool>* interrupt) {
   TrainerOptions o = run.options();  // workers: a multiple of workers_per_rank (check_race)
@@ -66,7 +88,9 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
   const fs::path out = fs::absolute(dir);
   const fs::path cwd = fs::absolute(o.delay_base_dir.empty() ? fs::path(".") : o.delay_base_dir);
 
-  std::vector<std::string> words = launcher();
+  auto launched = launcher();
+  if (!launched) return launched.error();
+  std::vector<std::string> words = std::move(launched).value();
   for (const auto& w : {std::string("-np"), std::to_string(o.workers / o.workers_per_rank + 1),
                         self.string(), std::string("train")}) {
     words.push_back(w);
@@ -83,6 +107,15 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
   if (geteuid() == 0) {
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+  }
+  // Open MPI's settings for stalesgd's ranks, as tools/mpirun.sh sets them (why: there), where
+  // the environment does not set them already.
+  for (const auto& [key, value] : mpi_settings()) {
+    setenv(fmt::format("OMPI_MCA_{}", key).c_str(), value.c_str(), 0);
+  }
+  if (std::getenv("STALESGD_MPIRUN") == nullptr &&
+      std::getenv("OMPI_MCA_plm_rsh_agent") == nullptr) {
+    setenv("OMPI_MCA_plm_rsh_args", kSshArgs, 0);
   }
   // Open MPI writes its own messages (banners, libevent warnings on an interrupt) to stderr
   // too; the job's stderr goes to a log in the run's folder, and an error is read back from it.

@@ -1,5 +1,6 @@
 // Entry point of the `stalesgd` CLI: parses, dispatches, and turns every failure into one line.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string_view>
 
@@ -33,11 +34,33 @@ bool wants_mpi(int argc, char** argv) {
   return false;
 }
 
+// The rank mpirun gave this process when it started more than one, else -1: `stalesgd train`
+// under mpirun without --engine mpi would train P = 1 thread runs side by side, each into the
+// same --out.
+int rank_of_a_job() {
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (size == nullptr || rank == nullptr || std::atoi(size) < 2) return -1;
+  return std::atoi(rank);
+}
+
 }  // namespace
 }  // namespace stalesgd::cli
 
 int main(int argc, char** argv) {
   const bool mpi = stalesgd::cli::wants_mpi(argc, argv);
+  if (const int rank = stalesgd::cli::rank_of_a_job();
+      !mpi && rank >= 0 && argc >= 2 && std::string_view(argv[1]) == "train") {
+    // Rank 0 alone says it (every rank exits 2 without starting MPI).
+    if (rank == 0) {
+      fmt::print(stderr,
+                 "stalesgd: error: started by mpirun with {} ranks but without --engine mpi: add "
+                 "--engine mpi (rank 0 serves, the other ranks work), or run stalesgd train "
+                 "without mpirun for the thread engine\n",
+                 std::getenv("OMPI_COMM_WORLD_SIZE"));
+    }
+    return 2;
+  }
   try {
     if (mpi) {
       if (auto s = stalesgd::mpi::init(&argc, &argv); !s) {

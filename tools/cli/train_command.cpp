@@ -197,6 +197,8 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     case StopReason::kFailed:
       return failed(run->stop_message, run->output_failed ? 1 : 3);
     case StopReason::kInterrupted:
+      // --engine mpi: ended by mpirun while a rank did not answer (stop_message names it).
+      if (!run->stop_message.empty()) return failed(run->stop_message, interrupt.exit_code());
       return interrupt.exit_code();
     default:
       return 0;

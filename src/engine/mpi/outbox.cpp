@@ -42,8 +42,7 @@ void Outbox::start(int w_index) {
   MPI_Aint where[2];
   MPI_Get_address(w.header.get(), &where[0]);
   MPI_Get_address(params.data(), &where[1]);
-  const int lengths[2] = {static_cast<int>(sizeof(Header)),
-                          static_cast<int>(params.size_bytes())};
+  const int lengths[2] = {static_cast<int>(sizeof(Header)), static_cast<int>(params.size_bytes())};
   MPI_Datatype message = MPI_DATATYPE_NULL;
   MPI_Type_create_hindexed(2, lengths, where, MPI_BYTE, &message);
   MPI_Type_commit(&message);
@@ -61,8 +60,7 @@ void Outbox::cancel(const Header& header) {
     return;
   }
   Small s{MPI_REQUEST_NULL, std::make_unique<Header>(header), rank_of(header.worker)};
-  MPI_Isend(s.header.get(), sizeof(Header), MPI_BYTE, s.rank, kCancel, MPI_COMM_WORLD,
-            &s.request);
+  MPI_Isend(s.header.get(), sizeof(Header), MPI_BYTE, s.rank, kCancel, MPI_COMM_WORLD, &s.request);
   small_.push_back(std::move(s));
 }
 

@@ -38,8 +38,8 @@ void PostedReceives::poll(std::vector<Arrival>& out) {
   // progress engine, which takes in what arrived since; the second look finds it.
   for (int look = 0; look < 2; ++look) {
     int completed = 0;
-    MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &completed,
-                 indices_.data(), statuses_.data());
+    MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &completed, indices_.data(),
+                 statuses_.data());
     if (completed == MPI_UNDEFINED) return;  // nothing is posted
     for (int k = 0; k < completed; ++k) {
       const MPI_Status& s = statuses_[static_cast<std::size_t>(k)];

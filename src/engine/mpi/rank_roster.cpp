@@ -63,9 +63,10 @@ void RankRoster::close_silence(Rank& r, Clock::time_point now, bool heard) {
   ++r.record.silences;
   r.record.longest_silence_s = std::max(r.record.longest_silence_s, length);
   if (heard) {
-    log_.warn("{} was silent for {:.2f} s (from {:.2f} s to {:.2f} s) with a minibatch past its "
-              "end; it answered again",
-              name(r.record.rank), length, at_s(r.silent_since), at_s(now));
+    log_.warn(
+        "{} was silent for {:.2f} s (from {:.2f} s to {:.2f} s) with a minibatch past its "
+        "end; it answered again",
+        name(r.record.rank), length, at_s(r.silent_since), at_s(now));
   }
 }
 
@@ -87,8 +88,7 @@ void RankRoster::check(int rank, Clock::time_point due, Clock::time_point now) {
 }
 
 bool RankRoster::all_answered() const {
-  return std::all_of(ranks_.begin(), ranks_.end(),
-                     [](const Rank& r) { return r.record.answered; });
+  return std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.record.answered; });
 }
 
 std::string RankRoster::missing() const {
@@ -107,7 +107,8 @@ bool RankRoster::host_missing() const {
     auto [it, fresh] = all_missing.try_emplace(r.record.host, true);
     it->second = it->second && !r.record.answered;
   }
-  return std::any_of(all_missing.begin(), all_missing.end(), [](const auto& h) { return h.second; });
+  return std::any_of(all_missing.begin(), all_missing.end(),
+                     [](const auto& h) { return h.second; });
 }
 
 std::vector<RankRecord> RankRoster::records(Clock::time_point end) {

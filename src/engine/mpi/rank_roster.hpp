@@ -62,7 +62,9 @@ class RankRoster {
     bool silent = false;
     Clock::time_point silent_since;
   };
-  double at_s(Clock::time_point t) const { return std::chrono::duration<double>(t - start_).count(); }
+  double at_s(Clock::time_point t) const {
+    return std::chrono::duration<double>(t - start_).count();
+  }
   void close_silence(Rank& r, Clock::time_point now, bool heard);
 
   std::vector<Rank> ranks_;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -216,6 +217,10 @@ TEST_CASE("mpi: softmax learns MNIST in 300 iterations", "[engine][mpi]") {
 
 TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][mpi]") {
   require_mpi();
+  // Every rank exits on its own here; Open MPI's 1 s grace before SIGKILL instead of
+  // tools/mpirun.sh's 3 s (which gives rank 0 time to write when mpirun ends a job) keeps the
+  // case short. Set in the environment, it wins over the script's default.
+  setenv("OMPI_MCA_odls_base_sigkill_timeout", "1", 1);
   const TempDir empty;
   struct Case {
     int ranks;
@@ -248,12 +253,29 @@ TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][m
   CHECK(worker.exit_code == 1);
   CHECK(line_count(worker.output) == 1);
   CHECK(worker.output.find("stalesgd: error: rank 1 (host ") != std::string::npos);
+  // Under mpirun, but without --engine mpi: rank 0 says what to add, nobody trains or writes.
+  const auto plain = run_mpi_shell("timeout 60 tools/mpirun.sh -np 3 " STALESGD_CLI
+                                   " train --iterations 10 --no-progress --out " +
+                                   (empty / "plain").string());
+  INFO(plain.output);
+  CHECK(plain.exit_code == 2);
+  CHECK(line_count(plain.output) == 1);
+  CHECK(plain.output.find("without --engine mpi: add --engine mpi") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(empty / "plain"));
+  // --fail naming a rank the job does not have.
+  const auto rank = mpi_train(3, "--iterations 10 --fail rank3:crash@1s");
+  INFO(rank.output);
+  CHECK(rank.exit_code == 2);
+  CHECK(line_count(rank.output) == 1);
+  CHECK(rank.output.find("there is no rank 3: the worker ranks are rank1 to rank2") !=
+        std::string::npos);
   // Not under mpirun at all.
   const auto r = run_cli({"train", "--engine", "mpi", "--iterations", "10"});
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(line_count(r.output) == 1);
   CHECK(r.output.find("not started by mpirun") != std::string::npos);
+  unsetenv("OMPI_MCA_odls_base_sigkill_timeout");
 }
 
 TEST_CASE("mpi: SIGTERM to mpirun stops every rank and rank 0 writes its records",
@@ -321,6 +343,31 @@ TEST_CASE("mpi: a race runs an engine = \"mpi\" run beside a thread run", "[engi
   // The k-sync semantics hold in the run the race launched: P - K cuts per update.
   CHECK(summary["gradients"]["cancelled"] == 2 * 60);
   CHECK(summary["gradients"]["applied"] == 2 * 60);
+
+  // STALESGD_MPIRUN is a command line: a launcher whose path has a space, quoted.
+  const auto spaced = dir / "with space";
+  std::filesystem::create_directories(spaced);
+  {
+    std::ofstream wrapper(spaced / "mpirun");
+    wrapper << "#!/bin/sh\nexec " STALESGD_SOURCE_DIR "/tools/mpirun.sh \"$@\"\n";
+  }
+  std::filesystem::permissions(spaced / "mpirun", std::filesystem::perms::owner_all);
+  const auto quoted =
+      run_mpi_shell("STALESGD_MPIRUN=\"'" + (spaced / "mpirun").string() +
+                    "' --mca btl self,vader\" " STALESGD_CLI " race --config " +
+                    (dir / "race.toml").string() + " --only ranks --out " + (dir / "q").string());
+  INFO(quoted.output);
+  CHECK(quoted.exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "q" / "ranks" / "summary.json"));
+  const auto unbalanced =
+      run_mpi_shell("STALESGD_MPIRUN=\"mpirun 'oops\" " STALESGD_CLI " race --config " +
+                    (dir / "race.toml").string() + " --only ranks --out " + (dir / "u").string() +
+                    " 2>&1 >/dev/null");
+  INFO(unbalanced.output);
+  CHECK(unbalanced.exit_code != 0);
+  CHECK(line_count(unbalanced.output) == 1);
+  CHECK(unbalanced.output.find("STALESGD_MPIRUN='mpirun 'oops' is not a command line") !=
+        std::string::npos);
 
   // P that no number of worker ranks gives: refused before any run starts.
   {
