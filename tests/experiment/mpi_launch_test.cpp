@@ -20,8 +20,7 @@ TEST_CASE("mpi launch: the race sets Open MPI as tools/mpirun.sh does", "[experi
   REQUIRE(settings.size() >= 4);
   for (const auto& [key, value] : settings) {
     INFO(key << " = " << value);
-    const std::string line =
-        "export OMPI_MCA_" + key + "=${OMPI_MCA_" + key + ":-" + value + "}";
+    const std::string line = "export OMPI_MCA_" + key + "=${OMPI_MCA_" + key + ":-" + value + "}";
     CHECK(script.find(line) != std::string::npos);
   }
   // And the script sets no other unconditionally (plm_rsh_args goes to ssh alone: both set it

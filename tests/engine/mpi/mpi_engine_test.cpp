@@ -25,66 +25,13 @@ using namespace stalesgd::test;
 
 namespace {
 
-using Table = std::vector<std::map<std::string, std::string>>;
-
-Table read_csv(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> names;
-  std::stringstream head(line);
-  for (std::string f; std::getline(head, f, ',');) names.push_back(f);
-  Table rows;
-  while (std::getline(in, line)) {
-    std::stringstream s(line);
-    auto& row = rows.emplace_back();
-    for (std::size_t i = 0; i < names.size(); ++i) std::getline(s, row[names[i]], ',');
-  }
-  return rows;
-}
-
-long num(const std::map<std::string, std::string>& row, const std::string& key) {
-  return std::stol(row.at(key));
-}
-
-struct Gradient {
-  long worker;
-  long staleness;
-};
-
-// A finished run's records, by update.
-struct Run {
-  std::map<long, std::vector<Gradient>> by_update;
-  Table updates;
-  Table workers;
-  long total(const std::string& field) const {
-    long n = 0;
-    for (const auto& w : workers) n += num(w, field);
-    return n;
-  }
-};
-
 Run train_ok(int ranks, const std::string& args, const std::string& env = "") {
   require_mpi();
   const TempDir out;
   const auto r = mpi_train(ranks, args + " --eval-samples 1000 --out " + out.path().string(), env);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  Run run;
-  for (const auto& g : read_csv(out / "gradients.csv")) {
-    run.by_update[num(g, "iteration")].push_back({num(g, "worker"), num(g, "staleness")});
-    CHECK(std::stod(g.at("duration_s")) > 0.0);  // rank 0's assignment to the push's receipt
-  }
-  run.updates = read_csv(out / "updates.csv");
-  run.workers = read_csv(out / "workers.csv");
-  return run;
-}
-
-bool distinct_workers(const std::vector<Gradient>& gs) {
-  std::set<long> ws;
-  for (const auto& g : gs) ws.insert(g.worker);
-  return ws.size() == gs.size();
+  return read_run(out.path());
 }
 
 }  // namespace

@@ -2,7 +2,13 @@
 // Open MPI's processes, and a `stalesgd train --engine mpi` job under tools/mpirun.sh.
 #pragma once
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -51,6 +57,66 @@ inline CliResult mpi_train(int ranks, const std::string& args, const std::string
                        " train --engine mpi --model softmax --batch 16 --eval-every 1000s "
                        "--no-progress " +
                        args);
+}
+
+using Table = std::vector<std::map<std::string, std::string>>;
+
+// A CSV of the run's outputs, a map per row from column name to text.
+inline Table read_csv(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  std::stringstream head(line);
+  for (std::string f; std::getline(head, f, ',');) names.push_back(f);
+  Table rows;
+  while (std::getline(in, line)) {
+    std::stringstream s(line);
+    auto& row = rows.emplace_back();
+    for (std::size_t i = 0; i < names.size(); ++i) std::getline(s, row[names[i]], ',');
+  }
+  return rows;
+}
+
+inline long num(const std::map<std::string, std::string>& row, const std::string& key) {
+  return std::stol(row.at(key));
+}
+
+struct Gradient {
+  long worker;
+  long staleness;
+};
+
+// A finished run's records, by update.
+struct Run {
+  std::map<long, std::vector<Gradient>> by_update;
+  Table updates;
+  Table workers;
+  long total(const std::string& field) const {
+    long n = 0;
+    for (const auto& w : workers) n += num(w, field);
+    return n;
+  }
+};
+
+// The records a run wrote into `dir`; every gradient's measured duration is positive (rank 0's
+// assignment to the push's receipt).
+inline Run read_run(const std::filesystem::path& dir) {
+  Run run;
+  for (const auto& g : read_csv(dir / "gradients.csv")) {
+    run.by_update[num(g, "iteration")].push_back({num(g, "worker"), num(g, "staleness")});
+    CHECK(std::stod(g.at("duration_s")) > 0.0);
+  }
+  run.updates = read_csv(dir / "updates.csv");
+  run.workers = read_csv(dir / "workers.csv");
+  return run;
+}
+
+inline bool distinct_workers(const std::vector<Gradient>& gs) {
+  std::set<long> ws;
+  for (const auto& g : gs) ws.insert(g.worker);
+  return ws.size() == gs.size();
 }
 
 }  // namespace stalesgd::test
