@@ -9,19 +9,29 @@
 #            ping-pong of the parameter vector, both measured here; and against the CPU ceiling,
 #            cores / (CPU seconds of all ranks per gradient), what this machine allows at most
 #  scale     32 worker ranks (oversubscribed), exp:mean=50ms, k-async and k-sync (K = 4)
-# usage: benchmarks/mpi_engine.sh [--seconds S] [--build DIR] [fidelity] [overhead] [scale]
-#        (default: all three parts, 25 s per run; MNIST in data/)
+#  cross-host  two hosts (tools/two_hosts.sh, as root: network namespaces joined by a veth pair,
+#            or with --link by the emulated link): k-sync, k-async and async at 8 worker ranks
+#            (rank 0 and 3 worker ranks on host a, 5 on host b), exp:mean=20ms, measured/theory
+#            beside the same on one host in the same run; and mlp async, no delay, 2 worker
+#            ranks on host b against the same on one host and against 2 / (C + RTT), the
+#            ping-pong across the link; with Open MPI's TCP eager limit at its default (64 KB)
+#            and at 512 KB (no handshake per message).
+# usage: benchmarks/mpi_engine.sh [--seconds S] [--build DIR] [--link SPEC] [fidelity] [overhead]
+#        [scale] [cross-host]   (default: the first three parts, 25 s per run; MNIST in data/;
+#        --link e.g. 'latency=1ms,bandwidth=1gbit', see tools/two_hosts.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
 seconds=25
+link=""
 parts=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
-    fidelity|overhead|scale) parts+=("$1"); shift ;;
-    *) echo "usage: $0 [--seconds S] [--build DIR] [fidelity] [overhead] [scale]" >&2; exit 2 ;;
+    --link) link=$2; shift 2 ;;
+    fidelity|overhead|scale|cross-host) parts+=("$1"); shift ;;
+    *) echo "usage: $0 [--seconds S] [--build DIR] [--link SPEC] [fidelity] [overhead] [scale] [cross-host]" >&2; exit 2 ;;
   esac
 done
 [ ${#parts[@]} -gt 0 ] || parts=(fidelity overhead scale)
@@ -29,7 +39,9 @@ cli="$build/stalesgd"
 pingpong="$build/benchmarks/mpi_pingpong"
 [ -x "$pingpong" ] || { echo "$pingpong missing: build with MPI (tools/setup.sh, tools/build.sh)" >&2; exit 2; }
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+hosts=""  # the two hosts of cross-host, while up
+trap 'rm -rf "$out"; [ -z "$hosts" ] || tools/two_hosts.sh down "$hosts"' EXIT
+load() { cut -d' ' -f1 /proc/loadavg; }
 common=(--eval-every 1000s --eval-samples 1000 --no-progress)
 
 field() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval('d' + sys.argv[2]))" "$1" "$2"; }
@@ -102,6 +114,55 @@ print(f'| $model | $n | {c:.6f} | {rtt:.6f} | {bound:.0f} | {got:.0f} | {got / b
         "$(field "$s" "['seconds_per_iteration']")" "$(field "$s" "['theory']['seconds_per_iteration']")" \
         "$(ratio "$s")"
     done
+    echo ;;
+  cross-host)
+    hosts=mpib$$
+    hosts=${hosts:0:9}
+    tools/two_hosts.sh up "$hosts" ${link:+--link "$link"}
+    # Rank 0 (the server) and ranks 1-3 on host a, ranks 4-8 on host b; the data at the same
+    # absolute path on both, as on real hosts.
+    across() {  # np on_a [mpirun args] -- train args
+      local np=$1 on_a=$2; shift 2
+      local extra=(); while [ "$1" != -- ]; do extra+=("$1"); shift; done; shift
+      tools/two_hosts.sh mpirun "$hosts" --host "$hosts-a:$on_a,$hosts-b:$((np - on_a))" -np "$np" \
+        "${extra[@]}" "$(readlink -f "$cli")" train --engine mpi --data-dir "$PWD/data" "$@" >/dev/null
+    }
+    echo "## cross-host: two hosts (${link:-a veth pair}), softmax, 8 worker ranks (rank 0 and 3 on host a, 5 on host b), exp:mean=20ms, ${seconds} s per run, K = 4"
+    echo "| rule | iterations, two hosts | measured/theory, two hosts | measured/theory, one host | two hosts / one host | load (1 min) |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for rule in k-sync k-async async; do
+      across 9 4 -- --rule "$rule" $(k_of "$rule") --delay exp:mean=20ms --time "${seconds}s" \
+        "${common[@]}" --out "$out/x-$rule"
+      mpi_run "$rule" 8 exp:mean=20ms "$out/o-$rule"
+      x=$(ratio "$out/x-$rule/summary.json"); o=$(ratio "$out/o-$rule/summary.json")
+      printf '| %s | %s | %s | %s | %.3f | %s |\n' "$rule" "$(field "$out/x-$rule/summary.json" "['iterations']")" \
+        "$x" "$o" "$(/usr/bin/python3 -c "print($x / $o)")" "$(load)"
+    done
+    echo
+    echo "## cross-host: mlp async, --delay none, 2 worker ranks on host b (rank 0 on host a), ${seconds} s per run"
+    echo "| eager limit | C (s) | ping-pong RTT across (s) | bound 2/(C+RTT) grad/s | measured grad/s | measured/bound | one host grad/s | two hosts / one host | load (1 min) |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    "$cli" train --sequential --model mlp --time 5s "${common[@]}" --out "$out/seq-x" >/dev/null
+    c=$(field "$out/seq-x/summary.json" "['seconds_per_iteration']")
+    n=$(field "$out/seq-x/summary.json" "['num_params']")
+    tools/mpirun.sh -np 3 "$cli" train --engine mpi --rule async --model mlp --time "${seconds}s" \
+      "${common[@]}" --out "$out/one-mlp" >/dev/null
+    one=$(/usr/bin/python3 -c "import json; d=json.load(open('$out/one-mlp/summary.json')); print(d['gradients']['pushed'] / d['wall_s'])")
+    for eager in default 524288; do
+      mca=(); [ "$eager" = default ] || mca=(--mca btl_tcp_eager_limit "$eager")
+      rtt=$(tools/two_hosts.sh mpirun "$hosts" --host "$hosts-a:1,$hosts-b:1" -np 2 "${mca[@]}" \
+        "$(readlink -f "$pingpong")" "$n" 400)
+      across 3 1 "${mca[@]}" -- --rule async --model mlp --time "${seconds}s" "${common[@]}" \
+        --out "$out/x-mlp-$eager"
+      /usr/bin/python3 -c "
+import json
+c, rtt, one = $c, $rtt, $one
+m = json.load(open('$out/x-mlp-$eager/summary.json'))
+bound = 2 / (c + rtt); got = m['gradients']['pushed'] / m['wall_s']
+print(f'| $eager | {c:.6f} | {rtt:.6f} | {bound:.0f} | {got:.0f} | {got / bound:.2f} | {one:.0f} | {got / one:.2f} | $(load) |')"
+    done
+    tools/two_hosts.sh down "$hosts"
+    hosts=""
     echo ;;
   esac
 done

@@ -88,7 +88,7 @@ TEST_CASE("the minibatch gradient variance scales as 1/batch", "[error][theory]"
   CHECK(eight * 8 == Approx(exact).epsilon(0.1));
 }
 
-TEST_CASE("softmax constants: c is l2, L above it, F* below F(w0); l2 = 0 is refused",
+TEST_CASE("softmax constants: c is l2, L above it, F* below F(w0), and l2 = 0 is refused",
           "[error][theory]") {
   const Dataset& data = test::mnist();
   ModelSpec spec;

@@ -43,7 +43,7 @@ void RankRoster::log_places(double mean_delay_s) const {
             ? fmt::format("clock offset {:+.1f} us +- {:.1f} us (estimated by ping-pong)",
                           record.clock_offset_s * 1e6, record.clock_error_s * 1e6)
             : std::string("clock exact (rank 0's host)");
-    log_.info("{}: {}", name(record.rank), record.rank == 0 ? "the server" : clock);
+    log_.debug("{}: {}", name(record.rank), record.rank == 0 ? "the server" : clock);
     if (record.clock_estimated && mean_delay_s > 0.0 &&
         record.clock_error_s > 0.01 * mean_delay_s) {
       log_.warn(

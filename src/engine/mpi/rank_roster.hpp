@@ -34,7 +34,7 @@ class RankRoster {
 
   // "rank 2 (host b, w4-w5)", for messages; "rank 2 (host b)" without the workers.
   std::string name(int rank, bool workers = true) const;
-  // One line per rank in the log (host, workers, clock); a warning for a clock whose offset is
+  // One line per rank in run.log (host, workers, clock); a warning for a clock whose offset is
   // uncertain by more than 1% of `mean_delay_s`, the delay spec's mean.
   void log_places(double mean_delay_s) const;
 

@@ -332,3 +332,46 @@ TEST_CASE("mpi: a race runs an engine = \"mpi\" run beside a thread run", "[engi
         std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "bad" / "threads"));
 }
+
+TEST_CASE("mpi: --fail crashes a worker thread and stops a whole rank, and the run goes on",
+          "[engine][mpi][failures]") {
+  require_mpi();
+  const TempDir out;
+  // 3 worker ranks x 2 threads: w1 (rank 1) crashes, rank 3 (w4, w5) stops itself; k-async
+  // with K = 2 runs on with the three workers left.
+  const auto r = mpi_train(4,
+                           "--workers-per-rank 2 --rule k-async --k 2 --delay exp:mean=5ms "
+                           "--time 4s --worker-timeout 1s --fail 'w1:crash@0.5s;rank3:hang@1s' "
+                           "--eval-samples 500 --out " +
+                               out.path().string());
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  std::ifstream in(out / "summary.json");
+  REQUIRE(in);
+  const auto summary = nlohmann::json::parse(in);
+  CHECK(summary["stop_reason"] == "time");
+  const auto& failures = summary["failures"];
+  REQUIRE(failures.size() == 3);
+  CHECK(failures[0]["worker"] == 1);
+  CHECK(failures[0]["how"] == "crash");
+  // The crash is known from its rank's notice, not by the 1 s timeout.
+  CHECK(failures[0]["at_s"].get<double>() >= 0.5);
+  CHECK(failures[0]["at_s"].get<double>() < 1.5);
+  for (std::size_t i = 1; i < 3; ++i) {
+    CHECK(failures[i]["worker"].get<int>() >= 4);
+    CHECK(failures[i]["how"] == "hang");
+    // Found --worker-timeout after the minibatch in flight was due.
+    CHECK(failures[i]["at_s"].get<double>() > 1.9);
+  }
+  CHECK(summary["ranks"][3]["answered"] == false);
+  CHECK(summary["ranks"][1]["answered"] == true);
+  // Updates went on after the failures, from w0, w2 and w3 alone.
+  const auto run = read_run(out.path());
+  for (const auto& u : run.updates) {
+    if (std::stod(u.at("wall_s")) < 2.5) continue;
+    for (const auto& g : run.by_update.at(num(u, "iteration"))) {
+      CHECK((g.worker == 0 || g.worker == 2 || g.worker == 3));
+    }
+  }
+  CHECK(std::stod(run.updates.back().at("wall_s")) > 3.5);
+}

@@ -65,12 +65,12 @@ class TwoHosts {
         kTool + " mpirun " + name_ + " --host " + hosts + " -np " + std::to_string(on_a + on_b) +
         " -x TSAN_OPTIONS -x LSAN_OPTIONS -x ASAN_OPTIONS " STALESGD_CLI
         " train --engine mpi --model softmax --batch 16 --data-dir " +
-        repo_data_dir().string() + " --eval-every 1000s --eval-samples 1000 --no-progress " +
-        args + " --out " + o + " > " + o + ".log 2>&1 & job=$!; ( sleep 150; kill -KILL $job ) "
+        repo_data_dir().string() + " --eval-every 1000s --eval-samples 1000 --no-progress " + args +
+        " --out " + o + " > " + o +
+        ".log 2>&1 & job=$!; ( sleep 150; kill -KILL $job ) "
         ">/dev/null 2>&1 & dog=$!; " +
         during + "; wait $job; echo exit=$?; echo ended=$(date +%s.%N); cat " + o +
-        ".log; pkill -P $dog sleep; kill $dog 2>/dev/null; " + kTool + " link " + name_ +
-        " up");
+        ".log; pkill -P $dog sleep; kill $dog 2>/dev/null; " + kTool + " link " + name_ + " up");
   }
 
  private:
@@ -123,11 +123,11 @@ TEST_CASE("mpi, two hosts: six rules keep their semantics, every clock within it
                                          {"k-batch-async", 4, 40}}) {
     INFO("rule " << c.rule);
     const fs::path out = dir / c.rule;
-    const auto r = hosts.train(out, 2, 2,
-                               "--workers-per-rank 2 --rule " + c.rule +
-                                   (c.rule.starts_with("k-") ? " --k " + std::to_string(c.k) : "") +
-                                   " --delay exp:mean=2ms --iterations " +
-                                   std::to_string(c.iterations));
+    const auto r =
+        hosts.train(out, 2, 2,
+                    "--workers-per-rank 2 --rule " + c.rule +
+                        (c.rule.starts_with("k-") ? " --k " + std::to_string(c.k) : "") +
+                        " --delay exp:mean=2ms --iterations " + std::to_string(c.iterations));
     INFO(r.output);
     REQUIRE(exit_of(r) == 0);
     const Run run = read_run(out);
@@ -180,12 +180,10 @@ TEST_CASE("mpi, two hosts: a 3 s link outage is ridden out and recorded",
   const TempDir dir;
   const fs::path out = dir / "run";
   // Async: the workers of rank 1, on the server's host, meet K = 1 alone while the link is down.
-  const auto r = hosts.train(out, 2, 2,
-                             "--workers-per-rank 2 --rule async --delay exp:mean=20ms --time 8s",
-                             "underway; sleep 1.5; " + kTool + " link " +
-                                 hosts.name() +
-                                 " down; sleep 3; " + kTool + " link " +
-                                 hosts.name() + " up");
+  const auto r =
+      hosts.train(out, 2, 2, "--workers-per-rank 2 --rule async --delay exp:mean=20ms --time 8s",
+                  "underway; sleep 1.5; " + kTool + " link " + hosts.name() + " down; sleep 3; " +
+                      kTool + " link " + hosts.name() + " up");
   INFO(r.output);
   REQUIRE(exit_of(r) == 0);
   const auto summary = summary_of(out);
@@ -234,11 +232,11 @@ TEST_CASE("mpi, two hosts: a link down past --stall-timeout ends the run as stal
   const fs::path out = dir / "run";
   const std::string& name = hosts.name();
   // Every worker is on host b; the link stays down until the job has ended.
-  const auto r = hosts.train(out, 1, 2,
-                             "--workers-per-rank 2 --rule async --delay exp:mean=20ms "
-                             "--time 60s --stall-timeout 3s",
-                             "underway; sleep 1; echo down=$(date +%s.%N); " + kTool + " link " +
-                                 name + " down");
+  const auto r = hosts.train(
+      out, 1, 2,
+      "--workers-per-rank 2 --rule async --delay exp:mean=20ms "
+      "--time 60s --stall-timeout 3s",
+      "underway; sleep 1; echo down=$(date +%s.%N); " + kTool + " link " + name + " down");
   INFO(r.output);
   CHECK(exit_of(r) != 0);
   const auto summary = summary_of(out);
@@ -306,12 +304,11 @@ TEST_CASE("mpi, two hosts: a killed remote rank is named, and --resume continues
   CHECK(summary["ranks"][3]["answered"] == false);
   REQUIRE(fs::exists(out / "checkpoint.bin"));
 
-  const auto resumed = run_mpi_shell(kTool + " mpirun " +
-                                     hosts.name() +
-                                     " --host " + hosts.host('a') + ":2," + hosts.host('b') +
-                                     ":2 -np 4 -x TSAN_OPTIONS -x LSAN_OPTIONS -x ASAN_OPTIONS "
-                                     STALESGD_CLI " train --engine mpi --no-progress --data-dir " +
-                                     repo_data_dir().string() + " --resume " + out.string());
+  const auto resumed = run_mpi_shell(
+      kTool + " mpirun " + hosts.name() + " --host " + hosts.host('a') + ":2," + hosts.host('b') +
+      ":2 -np 4 -x TSAN_OPTIONS -x LSAN_OPTIONS -x ASAN_OPTIONS " STALESGD_CLI
+      " train --engine mpi --no-progress --data-dir " +
+      repo_data_dir().string() + " --resume " + out.string());
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
   const auto done = summary_of(out);
@@ -328,9 +325,9 @@ TEST_CASE("mpi, two hosts: a host that cannot be reached is one line within seco
   TwoHosts hosts;
   const std::string& name = hosts.name();
   const auto start = std::chrono::steady_clock::now();
-  const auto r = run_mpi_shell("timeout 60 " + kTool + " mpirun " + name + " --host " +
-                               hosts.host('a') + ":1," + name + "-c:2 -np 3 " STALESGD_CLI
-                               " train --engine mpi --iterations 10 --no-progress");
+  const auto r = run_mpi_shell(
+      "timeout 60 " + kTool + " mpirun " + name + " --host " + hosts.host('a') + ":1," + name +
+      "-c:2 -np 3 " STALESGD_CLI " train --engine mpi --iterations 10 --no-progress");
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(r.output << "\n" << took << " s");
