@@ -15,7 +15,9 @@
 #            beside the same on one host in the same run; and mlp async, no delay, 2 worker
 #            ranks on host b against the same on one host and against 2 / (C + RTT), the
 #            ping-pong across the link; with Open MPI's TCP eager limit at its default (64 KB)
-#            and at 512 KB (no handshake per message).
+#            and at 512 KB (no handshake per message). And the clocks: 10 jobs of 9 ranks, each
+#            estimated offset against the truth (0: both hosts read one CLOCK_MONOTONIC), with
+#            mpi_yield_when_idle 0 and 1.
 # usage: benchmarks/mpi_engine.sh [--seconds S] [--build DIR] [--link SPEC] [fidelity] [overhead]
 #        [scale] [cross-host]   (default: the first three parts, 25 s per run; MNIST in data/;
 #        --link e.g. 'latency=1ms,bandwidth=1gbit', see tools/two_hosts.sh)
@@ -137,6 +139,24 @@ print(f'| $model | $n | {c:.6f} | {rtt:.6f} | {bound:.0f} | {got:.0f} | {got / b
       x=$(ratio "$out/x-$rule/summary.json"); o=$(ratio "$out/o-$rule/summary.json")
       printf '| %s | %s | %s | %s | %.3f | %s |\n' "$rule" "$(field "$out/x-$rule/summary.json" "['iterations']")" \
         "$x" "$o" "$(/usr/bin/python3 -c "print($x / $o)")" "$(load)"
+    done
+    echo
+    echo "## cross-host: the clock estimate, 8 worker ranks (9 processes on $(nproc) cores), 10 jobs each; true offset 0 (one CLOCK_MONOTONIC)"
+    echo "| mpi_yield_when_idle | jobs with an offset > 1 ms off | largest offset off (µs) | largest error bound (µs) | median error bound (µs) | load (1 min) |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for yield in 0 1; do
+      for i in $(seq 10); do
+        across 9 4 --mca mpi_yield_when_idle "$yield" -- --rule async --iterations 1 \
+          "${common[@]}" --out "$out/clock-$yield-$i"
+      done
+      /usr/bin/python3 -c "
+import json, statistics
+off, err, bad = [], [], 0
+for i in range(1, 11):
+    r = [x for x in json.load(open(f'$out/clock-$yield-{i}/summary.json'))['ranks'] if x['clock_estimated']]
+    o = max(abs(x['clock_offset_s']) for x in r); off.append(o); err += [x['clock_error_s'] for x in r]
+    bad += o > 1e-3
+print(f'| $yield | {bad} of 10 | {max(off) * 1e6:.0f} | {max(err) * 1e6:.0f} | {statistics.median(err) * 1e6:.0f} | $(load) |')"
     done
     echo
     echo "## cross-host: mlp async, --delay none, 2 worker ranks on host b (rank 0 on host a), ${seconds} s per run"

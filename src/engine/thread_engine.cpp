@@ -9,8 +9,8 @@ namespace stalesgd {
 ThreadEngine::ThreadEngine(RunContext& ctx)
     : ctx_(ctx),
       o_(ctx.options),
-      slots_(static_cast<std::size_t>(o_.workers)),
-      server_(ctx, *this, 2 * static_cast<std::size_t>(ctx.options.workers) + 4, "thread") {
+      server_(ctx, *this, 2 * static_cast<std::size_t>(ctx.options.workers) + 4, "thread"),
+      slots_(static_cast<std::size_t>(o_.workers)) {
   if (ctx.run.rule().synchronous()) {
     wake_ = std::make_unique<ServerTimers>(
         slots_, server_.store(), server_.rule(), o_.delay_mode,

@@ -104,8 +104,9 @@ class ThreadEngine final : public ServerTransport {
 
   RunContext& ctx_;
   const TrainerOptions& o_;
-  std::vector<WorkerSlot> slots_;
   LockedServer server_;
+  // Declared after server_: a slot may still hold a pin of its store when they are destroyed.
+  std::vector<WorkerSlot> slots_;
   // Declared after slots_ and server_: a ServerTimers' thread calls into the slots and pins the
   // store, so it must stop first.
   std::unique_ptr<WakePolicy> wake_;

@@ -83,6 +83,11 @@ nlohmann::json summary_of(const fs::path& out) {
   return nlohmann::json::parse(in);
 }
 
+std::string text_of(const fs::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 int exit_of(const CliResult& r) {
   const auto at = r.output.find("exit=");
   REQUIRE(at != std::string::npos);
@@ -199,8 +204,7 @@ TEST_CASE("mpi, two hosts: a 3 s link outage is ridden out and recorded",
   }
   CHECK(summary["ranks"][1]["silences"] == 0);
   // run.log names the silence's span: within it, updates went on, from host a's workers alone.
-  std::ifstream log(out / "run.log");
-  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  const std::string text = text_of(out / "run.log");
   std::smatch m;
   REQUIRE(std::regex_search(text, m,
                             std::regex(R"(rank 2 \(host [^)]*\) was silent for [0-9.]+ s \(from )"
@@ -278,9 +282,8 @@ TEST_CASE("mpi, two hosts: a stopped remote rank is retired and the run goes on"
   }
   CHECK(summary["ranks"][3]["answered"] == false);
   CHECK(summary["ranks"][2]["answered"] == true);
-  std::ifstream log(out / "run.log");
-  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  CHECK(text.find("no answer to the end of the run from rank 3 (host " + hosts.host('b')) !=
+  CHECK(text_of(out / "run.log")
+            .find("no answer to the end of the run from rank 3 (host " + hosts.host('b')) !=
         std::string::npos);
 }
 
