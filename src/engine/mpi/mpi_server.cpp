@@ -126,7 +126,7 @@ void MpiServer::take(const PostedReceives::Arrival& a, PostedReceives& in, Clock
   const Header h = p.header();
   const int first = (a.source - 1) * per_rank_;
   if (a.tag == kRecords) {
-    if (a.bytes != Packet::kHeaderBytes + per_rank_ * kRecordFields * 8) {
+    if (a.bytes != records_bytes(per_rank_)) {
       throw std::logic_error(fmt::format("records of {} bytes from rank {}", a.bytes, a.source));
     }
     const auto* bytes = reinterpret_cast<const unsigned char*>(p.data()) + Packet::kHeaderBytes;
@@ -177,9 +177,7 @@ void MpiServer::receive_main() {
     for (int r = 1; r < ranks_; ++r) sources.push_back(r);
     // One receive per worker and one more per rank: each worker has at most two pushes on
     // their way (its last one and the one before), and the rank's notices.
-    const std::size_t floats = std::max<std::size_t>(
-        ctx_.model->num_params(),
-        static_cast<std::size_t>(per_rank_ * kRecordFields) * sizeof(double) / sizeof(float));
+    const std::size_t floats = std::max(ctx_.model->num_params(), records_floats(per_rank_));
     PostedReceives in(sources, per_rank_ + 1, floats);
     std::vector<PostedReceives::Arrival> arrivals;
     IdleWait wait;

@@ -8,8 +8,8 @@ namespace stalesgd::mpi {
 Outbox::Outbox(int workers, int per_rank)
     : per_rank_(per_rank),
       workers_(static_cast<std::size_t>(workers)),
-      requests_(static_cast<std::size_t>(workers), MPI_REQUEST_NULL),
-      indices_(static_cast<std::size_t>(workers)) {}
+      requests_(2 * static_cast<std::size_t>(workers), MPI_REQUEST_NULL),
+      indices_(2 * static_cast<std::size_t>(workers)) {}
 
 Outbox::~Outbox() {
   // Test with short sleeps rather than MPI_Waitall, which spins a core (idle_wait.hpp).
@@ -28,7 +28,10 @@ void Outbox::assign(const Header& header, ParameterStore::Pin pin) {
   w.waiting = true;  // replaces one still waiting: that one was cut before it left
   w.next = header;
   w.next_pin = std::move(pin);
-  if (w.request == MPI_REQUEST_NULL) start(header.worker);
+  const auto i = static_cast<std::size_t>(header.worker);
+  if (requests_[2 * i] == MPI_REQUEST_NULL && requests_[2 * i + 1] == MPI_REQUEST_NULL) {
+    start(header.worker);
+  }
 }
 
 void Outbox::start(int w_index) {
@@ -37,18 +40,11 @@ void Outbox::start(int w_index) {
   w.waiting = false;
   w.header = std::make_unique<Header>(w.next);
   w.pin = std::move(w.next_pin);
-  // One message: the header's bytes, then the parameters', wherever each lies.
   const std::span<const float> params = w.pin.params();
-  MPI_Aint where[2];
-  MPI_Get_address(w.header.get(), &where[0]);
-  MPI_Get_address(params.data(), &where[1]);
-  const int lengths[2] = {static_cast<int>(sizeof(Header)), static_cast<int>(params.size_bytes())};
-  MPI_Datatype message = MPI_DATATYPE_NULL;
-  MPI_Type_create_hindexed(2, lengths, where, MPI_BYTE, &message);
-  MPI_Type_commit(&message);
-  MPI_Isend(MPI_BOTTOM, 1, message, rank_of(w_index), kAssign, MPI_COMM_WORLD, &w.request);
-  MPI_Type_free(&message);  // freed once the send no longer needs it
-  requests_[i] = w.request;
+  MPI_Isend(w.header.get(), sizeof(Header), MPI_BYTE, rank_of(w_index), kAssign, MPI_COMM_WORLD,
+            &requests_[2 * i]);
+  MPI_Isend(params.data(), static_cast<int>(params.size_bytes()), MPI_BYTE, rank_of(w_index),
+            kParams, MPI_COMM_WORLD, &requests_[2 * i + 1]);
 }
 
 void Outbox::cancel(const Header& header) {
@@ -83,31 +79,24 @@ void Outbox::progress() {
   MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &completed, indices_.data(),
                MPI_STATUSES_IGNORE);
   for (int k = 0; k < completed && completed != MPI_UNDEFINED; ++k) {
-    const auto i = static_cast<std::size_t>(indices_[static_cast<std::size_t>(k)]);
+    const auto i = static_cast<std::size_t>(indices_[static_cast<std::size_t>(k)]) / 2;
+    if (requests_[2 * i] != MPI_REQUEST_NULL || requests_[2 * i + 1] != MPI_REQUEST_NULL) continue;
     Worker& w = workers_[i];
-    w.request = MPI_REQUEST_NULL;
+    if (!w.header) continue;  // both of its requests completed in this call: freed already
     w.header.reset();
     w.pin.release();
     if (w.waiting) start(static_cast<int>(i));
   }
   if (small_.empty()) return;
   std::size_t kept = 0;
-  for (auto& s : small_) {
+  for (std::size_t i = 0; i < small_.size(); ++i) {
     int done = 0;
-    MPI_Test(&s.request, &done, MPI_STATUS_IGNORE);
-    if (!done) small_[kept++] = std::move(s);
+    MPI_Test(&small_[i].request, &done, MPI_STATUS_IGNORE);
+    if (done) continue;
+    if (kept != i) small_[kept] = std::move(small_[i]);
+    ++kept;
   }
   small_.resize(kept);
-}
-
-bool Outbox::delivered(int rank) const {
-  for (std::size_t i = 0; i < workers_.size(); ++i) {
-    if (rank_of(static_cast<int>(i)) == rank && requests_[i] != MPI_REQUEST_NULL) return false;
-  }
-  for (const auto& s : small_) {
-    if (s.rank == rank) return false;
-  }
-  return true;
 }
 
 }  // namespace stalesgd::mpi

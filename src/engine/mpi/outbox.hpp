@@ -2,9 +2,9 @@
 // never waits for a worker rank: a blocking send of the parameters (beyond Open MPI's eager
 // limit) lasts until the receiver takes them, and a server step that starts P workers would pay
 // P of those waits in a row, under the server lock; a rank that hangs or a link that is down
-// would hold the server forever. An assignment is one message, its header and the pinned
-// parameters described by an MPI datatype (no copy); the pin is held until MPI reports the send
-// complete, so the buffer MPI reads is never recycled under it.
+// would hold the server forever. An assignment is its header and then the pinned parameters,
+// sent from the server's buffer (no copy); the pin is held until MPI reports the send complete,
+// so the buffer MPI reads is never recycled under it.
 //
 // One slow rank holds back only its own messages: each worker has at most one assignment in
 // MPI's hands; a newer one waits for it, and replaces any other waiting (that one was cut
@@ -41,15 +41,12 @@ class Outbox {
   // Frees what completed sends held and hands waiting assignments to MPI; cheap when nothing
   // completed.
   void progress();
-  // Every message to `rank` has left (MPI reports its send complete).
-  bool delivered(int rank) const;
 
  private:
   struct Worker {
-    MPI_Request request = MPI_REQUEST_NULL;  // the assignment in MPI's hands
-    std::unique_ptr<Header> header;          // MPI reads it until the send completes
-    ParameterStore::Pin pin;                 // likewise the parameters
-    bool waiting = false;                    // an assignment waits for that one
+    std::unique_ptr<Header> header;  // MPI reads it until the send completes
+    ParameterStore::Pin pin;         // likewise the parameters
+    bool waiting = false;            // an assignment waits for that one
     Header next;
     ParameterStore::Pin next_pin;
   };
@@ -63,7 +60,9 @@ class Outbox {
 
   const int per_rank_;
   std::vector<Worker> workers_;
-  std::vector<MPI_Request> requests_;  // workers_[w].request, mirrored for MPI_Testsome
+  // Worker w's assignment in MPI's hands: its header's send at 2w, its parameters' at 2w + 1
+  // (MPI_REQUEST_NULL once complete), for MPI_Testsome.
+  std::vector<MPI_Request> requests_;
   std::vector<Small> small_;
   std::vector<int> indices_;
   bool stopped_ = false;

@@ -5,6 +5,11 @@
 // slow message never holds back another's (head-of-line blocking: with one probe-then-receive
 // thread, rank 0 waited in MPI_Mrecv for a whole remote gradient while local pushes queued).
 //
+// Each rank's messages are handed over in the order it sent them: MPI matches a rank's messages
+// to that rank's receives in the order they were posted, and this keeps each rank's receives in
+// a ring, reposted in the order they were taken. A later small message of a rank may complete
+// before an earlier large one; it waits for it, never for another rank's.
+//
 // Thread safety: not thread-safe; one receive thread owns it.
 #pragma once
 
@@ -34,8 +39,9 @@ class PostedReceives {
   PostedReceives& operator=(const PostedReceives&) = delete;
   ~PostedReceives();  // cancels the receives still posted
 
-  // The receives completed since the last call, appended to `out`; never blocks. Each stays
-  // unposted until repost().
+  // The messages received since the last call, each rank's in the order it sent them,
+  // appended to `out`; never blocks. Each receive stays unposted until repost(), which must be
+  // called in the order they were handed over (a rank's last message may stay unposted).
   void poll(std::vector<Arrival>& out);
   Packet& buffer(int index) { return buffers_[static_cast<std::size_t>(index)]; }
   // Posts receive `index` again, into buffer(index) (which the caller may have swapped for
@@ -47,9 +53,18 @@ class PostedReceives {
   bool cancel_all();
 
  private:
-  std::vector<int> source_of_;
+  struct Ring {  // one source's receives: indices first .. first + count - 1, taken in turn
+    int source;
+    int first;
+    int count;
+    int head = 0;  // the next to hand over, as an offset from first
+  };
+
+  std::vector<Ring> rings_;
+  std::vector<int> ring_of_;  // per receive
   std::vector<Packet> buffers_;
   std::vector<MPI_Request> requests_;
+  std::vector<Arrival> done_;  // per receive: completed, not yet handed over (index -1: none)
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;
 };

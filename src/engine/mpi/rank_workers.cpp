@@ -90,55 +90,67 @@ void RankWorkers::run() {
 
 bool RankWorkers::take(const PostedReceives::Arrival& a, PostedReceives& in) {
   if (a.tag == kStop) return false;
-  if (a.tag != kAssign && a.tag != kCancel) {
-    throw std::logic_error(fmt::format("unexpected tag {} from rank 0", a.tag));
-  }
   Packet& p = in.buffer(a.index);
+  if (a.tag == kParams) {
+    // The parameters of the assignment whose header came just before (wire.hpp).
+    if (!assigning_ || a.bytes != static_cast<int>(ctx_.model->num_params() * sizeof(float))) {
+      throw std::logic_error(
+          fmt::format("parameters of {} bytes without their assignment", a.bytes));
+    }
+    assigning_ = false;
+    const Header& h = assignment_;
+    RemoteSlot& slot = slots_[static_cast<std::size_t>(h.worker - first_)];
+    // X runs from rank 0's assignment, as in the thread engine; never from later than now (an
+    // estimated offset may be a little off).
+    const auto at = std::min(EngineClock::now(), clock_.from_rank0(h.assigned_ns));
+    bool notify = false;
+    {
+      std::lock_guard lock(slot.mu);
+      if (h.ticket > slot.cut_through) {  // else it was cut on its way here
+        slot.assigned.swap(p);  // a pending older one (cut) becomes the next receive buffer
+        slot.assigned_header = h;
+        slot.assigned_at = at;
+        slot.has_assignment = notify = true;
+      }
+    }
+    if (notify) slot.cv.notify_one();
+    in.repost(a.index);
+    return true;
+  }
+  if ((a.tag != kAssign && a.tag != kCancel) || a.bytes != Packet::kHeaderBytes || assigning_) {
+    throw std::logic_error(
+        fmt::format("unexpected tag {} of {} bytes from rank 0", a.tag, a.bytes));
+  }
   const Header h = p.header();
+  in.repost(a.index);
   const int local = h.worker - first_;
   if (local < 0 || local >= per_rank_) {
     throw std::logic_error(fmt::format("message for worker {}, not on this rank", h.worker));
   }
-  RemoteSlot& slot = slots_[static_cast<std::size_t>(local)];
-  if (a.tag == kCancel) {
-    {
-      std::lock_guard lock(slot.mu);
-      slot.cut_through = std::max(slot.cut_through, h.ticket);
-      if (slot.running == h.ticket) slot.cancel.store(true, std::memory_order_relaxed);
-      if (slot.has_assignment && slot.assigned_header.ticket <= h.ticket) {
-        slot.has_assignment = false;  // cut before its worker took it
-      }
-    }
-    slot.cv.notify_one();
-    in.repost(a.index);
+  if (a.tag == kAssign) {
+    assignment_ = h;  // its parameters come next
+    assigning_ = true;
     return true;
   }
-  if (a.bytes != p.bytes()) {
-    throw std::logic_error(fmt::format("an assignment of {} bytes, not {}", a.bytes, p.bytes()));
-  }
-  // X runs from rank 0's assignment, as in the thread engine; never from later than now (an
-  // estimated offset may be a little off).
-  const auto at = std::min(EngineClock::now(), clock_.from_rank0(h.assigned_ns));
-  bool notify = false;
+  RemoteSlot& slot = slots_[static_cast<std::size_t>(local)];
   {
     std::lock_guard lock(slot.mu);
-    if (h.ticket > slot.cut_through) {  // else it was cut on its way here
-      slot.assigned.swap(p);            // a pending older one (cut) becomes the next receive buffer
-      slot.assigned_header = h;
-      slot.assigned_at = at;
-      slot.has_assignment = notify = true;
+    slot.cut_through = std::max(slot.cut_through, h.ticket);
+    if (slot.running == h.ticket) slot.cancel.store(true, std::memory_order_relaxed);
+    if (slot.has_assignment && slot.assigned_header.ticket <= h.ticket) {
+      slot.has_assignment = false;  // cut before its worker took it
     }
   }
-  if (notify) slot.cv.notify_one();
-  in.repost(a.index);
+  slot.cv.notify_one();
   return true;
 }
 
 void RankWorkers::receive_loop() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // IdleWait's sleeps are tens of microseconds
-  // Two receives per worker: an assignment and a cancel for each can be on their way at once.
+  // Three receives per worker: an assignment's two messages and a cancel for each can be on
+  // their way at once.
   const int sources[1] = {0};
-  PostedReceives in(sources, 2 * per_rank_, ctx_.model->num_params());
+  PostedReceives in(sources, 3 * per_rank_, ctx_.model->num_params());
   std::vector<PostedReceives::Arrival> arrivals;
   IdleWait wait;
   // --fail rankN: this rank dies or stops at its time (docs/rules.md, "Failed workers").
@@ -185,7 +197,7 @@ void RankWorkers::send_quietly(Packet& p, int bytes, int tag) {
 }
 
 void RankWorkers::send_records() {
-  Packet p(static_cast<std::size_t>(per_rank_ * kRecordFields) * sizeof(double) / sizeof(float));
+  Packet p(records_floats(per_rank_));
   auto* bytes = reinterpret_cast<unsigned char*>(p.data()) + Packet::kHeaderBytes;
   for (const auto& slot : slots_) {
     const double f[kRecordFields] = {static_cast<double>(slot.stats.computed), slot.stats.busy_s,
@@ -196,7 +208,7 @@ void RankWorkers::send_records() {
   Header h;
   h.worker = first_;
   p.set_header(h);
-  send_quietly(p, Packet::kHeaderBytes + per_rank_ * kRecordFields * 8, kRecords);
+  send_quietly(p, records_bytes(per_rank_), kRecords);
 }
 
 void RankWorkers::fail_worker(RemoteSlot& slot, int w, FailureKind how) {
@@ -294,7 +306,8 @@ void RankWorkers::worker_loop(int local) {
     if (spent) {
       push = &pushes.next();
       loss = gradient_time.time([&] {
-        return model.loss_and_gradient(params.payload(), batch, push->payload(), *ws, &slot.cancel);
+        return model.loss_and_gradient(params.floats(model.num_params()), batch, push->payload(),
+                                       *ws, &slot.cancel);
       });
       if (loss) {
         ++stats.computed;

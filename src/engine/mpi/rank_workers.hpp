@@ -26,6 +26,7 @@
 #include "engine/mpi/posted_receives.hpp"
 #include "engine/mpi/rank_clock.hpp"
 #include "engine/mpi/remote_slot.hpp"
+#include "engine/mpi/wire.hpp"
 #include "engine/run_context.hpp"
 
 namespace stalesgd::mpi {
@@ -61,6 +62,9 @@ class RankWorkers {
   RankClock clock_;                // set before the workers start
   EngineClock::time_point start_;  // the run's time zero on this rank's clock; likewise
   std::uint64_t stream_seed_ = 0;  // the minibatch streams' seed (rank 0's); likewise
+  // The receive thread's: a kAssign whose kParams, the next message, is still to come.
+  Header assignment_;
+  bool assigning_ = false;
 };
 
 }  // namespace stalesgd::mpi

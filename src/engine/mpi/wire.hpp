@@ -1,11 +1,14 @@
 // The MPI engine's messages: their tags and the layout of their bytes (docs/distributed.md,
 // "Message protocol"). Rank 0 is the server; worker w lives on rank 1 + w / W as local thread
-// w % W. Every message is one Packet (a Header, then floats) sent as MPI_BYTE, so that each side
-// can keep receives posted for whatever comes next (PostedReceives) and no message needs a
-// second one to complete it.
+// w % W. Every message is sent as MPI_BYTE and received into a Packet kept posted for whatever
+// comes next (PostedReceives, which hands each rank's messages over in the order sent).
 //
-//   rank 0 -> worker rank   kAssign  Header{worker, ticket, version, X seconds, assigned at} and
-//                                    the parameters of that version (n floats)
+//   rank 0 -> worker rank   kAssign  Header{worker, ticket, version, X seconds, assigned at}
+//                           kParams  the parameters of that version (n floats from the Packet's
+//                                    start), the message right after its kAssign: sent straight
+//                                    from the server's buffer, contiguous, so that shared memory
+//                                    copies it once (a datatype joining header and parameters
+//                                    made Open MPI pack it in small fragments instead)
 //                           kCancel  Header{worker, ticket}: the minibatch `ticket` is cut
 //                           kStop    Header: the run is over; answer with kRecords
 //   worker rank -> rank 0   kPush    Header{worker, ticket, version, loss} and the gradient
@@ -13,9 +16,10 @@
 //                           kRecords Header, then 3 doubles per local worker: computed, busy
 //                                    s, idle s; the rank's last message
 //
-// MPI keeps the messages between two ranks in the order they were posted, blocking or not, so
-// a cancel never overtakes the assignment it cuts and kStop is the last message a rank
-// receives (rank 0 posts nothing after it).
+// MPI keeps the messages between two ranks in the order they were posted, blocking or not, and
+// rank 0 posts a kAssign and its kParams back to back under its server lock, so a kParams
+// always follows its kAssign, a cancel never overtakes the assignment it cuts and kStop is the
+// last message a rank receives.
 //
 // Thread safety: plain values; a Packet is used by one thread at a time.
 #pragma once
@@ -30,6 +34,7 @@ namespace stalesgd::mpi {
 
 enum Tag : int {
   kAssign = 1,
+  kParams = 2,
   kCancel = 3,
   kStop = 4,
   kPush = 5,
@@ -64,6 +69,8 @@ class Packet {
   void set_header(const Header& h) { std::memcpy(buf_.data(), &h, sizeof h); }
   std::span<float> payload() { return std::span(buf_).subspan(kHeaderFloats); }
   std::span<const float> payload() const { return std::span(buf_).subspan(kHeaderFloats); }
+  // The first n floats from the buffer's start: a kParams message, which has no header.
+  std::span<const float> floats(std::size_t n) const { return std::span(buf_).first(n); }
   void* data() { return buf_.data(); }
   const void* data() const { return buf_.data(); }
   // The whole buffer, and a message of only a header, in bytes (MPI_BYTE counts).
@@ -77,5 +84,12 @@ class Packet {
 
 // The per-worker figures a worker rank reports at the end, as doubles after kRecords' header.
 constexpr int kRecordFields = 3;
+// A kRecords message of a rank with `per_rank` workers, in bytes; and the floats it takes.
+constexpr int records_bytes(int per_rank) {
+  return Packet::kHeaderBytes + per_rank * kRecordFields * static_cast<int>(sizeof(double));
+}
+constexpr std::size_t records_floats(int per_rank) {
+  return static_cast<std::size_t>(per_rank * kRecordFields) * sizeof(double) / sizeof(float);
+}
 
 }  // namespace stalesgd::mpi
