@@ -12,19 +12,22 @@
 #  cross-host  two hosts (tools/two_hosts.sh, as root: network namespaces joined by a veth pair,
 #            or with --link by the emulated link): k-sync, k-async and async at 8 worker ranks
 #            (rank 0 and 3 worker ranks on host a, 5 on host b), exp:mean=20ms, measured/theory
-#            beside the same on one host in the same run; and mlp async, no delay, 2 worker
-#            ranks on host b against the same on one host and against 2 / (C + RTT), the
-#            ping-pong across the link; with Open MPI's TCP eager limit at its default (64 KB)
-#            and at 512 KB (no handshake per message). And the clocks: 10 jobs of 9 ranks, each
+#            beside the same on one host, runs alternating, the ratio's 95% interval over the
+#            repeats; and mlp async, no delay, 2 worker ranks on host b against the same on one
+#            host and against 2 / (C + RTT), the ping-pong across the link; with Open MPI's TCP
+#            eager limit at its default (64 KB) and at tools/mpirun.sh's 1 MiB (no handshake per
+#            message). And the clocks: 10 jobs of 9 ranks, each
 #            estimated offset against the truth (0: both hosts read one CLOCK_MONOTONIC), with
 #            mpi_yield_when_idle 0 and 1.
-# usage: benchmarks/mpi_engine.sh [--seconds S] [--build DIR] [--link SPEC] [fidelity] [overhead]
-#        [scale] [cross-host]   (default: the first three parts, 25 s per run; MNIST in data/;
-#        --link e.g. 'latency=1ms,bandwidth=1gbit', see tools/two_hosts.sh)
+# usage: benchmarks/mpi_engine.sh [--seconds S] [--build DIR] [--link SPEC] [--repeats N]
+#        [fidelity] [overhead] [scale] [cross-host]   (default: the first three parts, 25 s per
+#        run; MNIST in data/; --link e.g. 'latency=1ms,bandwidth=1gbit', see tools/two_hosts.sh;
+#        --repeats: cross-host runs per engine and rule, 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
 seconds=25
+repeats=3
 link=""
 parts=()
 while [ $# -gt 0 ]; do
@@ -32,8 +35,9 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --link) link=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
     fidelity|overhead|scale|cross-host) parts+=("$1"); shift ;;
-    *) echo "usage: $0 [--seconds S] [--build DIR] [--link SPEC] [fidelity] [overhead] [scale] [cross-host]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--seconds S] [--build DIR] [--link SPEC] [--repeats N] [fidelity] [overhead] [scale] [cross-host]" >&2; exit 2 ;;
   esac
 done
 [ ${#parts[@]} -gt 0 ] || parts=(fidelity overhead scale)
@@ -129,16 +133,24 @@ print(f'| $model | $n | {c:.6f} | {rtt:.6f} | {bound:.0f} | {got:.0f} | {got / b
       tools/two_hosts.sh mpirun "$hosts" --host "$hosts-a:$on_a,$hosts-b:$((np - on_a))" -np "$np" \
         "${extra[@]}" "$(readlink -f "$cli")" train --engine mpi --data-dir "$PWD/data" "$@" >/dev/null
     }
-    echo "## cross-host: two hosts (${link:-a veth pair}), softmax, 8 worker ranks (rank 0 and 3 on host a, 5 on host b), exp:mean=20ms, ${seconds} s per run, K = 4"
-    echo "| rule | iterations, two hosts | measured/theory, two hosts | measured/theory, one host | two hosts / one host | load (1 min) |"
-    echo "|---|---:|---:|---:|---:|---:|"
+    echo "## cross-host: two hosts (${link:-a veth pair}), softmax, 8 worker ranks (rank 0 and 3 on host a, 5 on host b), exp:mean=20ms, ${repeats} x ${seconds} s per engine and rule, alternating, K = 4"
+    echo "| rule | measured/theory, two hosts | measured/theory, one host | two hosts / one host, mean ± 95% | load (1 min) |"
+    echo "|---|---:|---:|---:|---:|"
     for rule in k-sync k-async async; do
-      across 9 4 -- --rule "$rule" $(k_of "$rule") --delay exp:mean=20ms --time "${seconds}s" \
-        "${common[@]}" --out "$out/x-$rule"
-      mpi_run "$rule" 8 exp:mean=20ms "$out/o-$rule"
-      x=$(ratio "$out/x-$rule/summary.json"); o=$(ratio "$out/o-$rule/summary.json")
-      printf '| %s | %s | %s | %s | %.3f | %s |\n' "$rule" "$(field "$out/x-$rule/summary.json" "['iterations']")" \
-        "$x" "$o" "$(/usr/bin/python3 -c "print($x / $o)")" "$(load)"
+      for i in $(seq "$repeats"); do
+        across 9 4 -- --rule "$rule" $(k_of "$rule") --delay exp:mean=20ms --time "${seconds}s" \
+          "${common[@]}" --out "$out/x-$rule-$i"
+        mpi_run "$rule" 8 exp:mean=20ms "$out/o-$rule-$i"
+      done
+      /usr/bin/python3 -c "
+import json, statistics
+r = lambda d: (lambda s: s['seconds_per_iteration'] / s['theory']['seconds_per_iteration'])(json.load(open(d + '/summary.json')))
+x = [r(f'$out/x-$rule-{i}') for i in range(1, $repeats + 1)]
+o = [r(f'$out/o-$rule-{i}') for i in range(1, $repeats + 1)]
+q = [a / b for a, b in zip(x, o)]
+t = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57}.get(len(q), 2.0)
+h = t * statistics.stdev(q) / len(q) ** 0.5 if len(q) > 1 else float('nan')
+print(f'| $rule | {statistics.mean(x):.3f} | {statistics.mean(o):.3f} | {statistics.mean(q):.3f} ± {h:.3f} | $(load) |')"
     done
     echo
     echo "## cross-host: the clock estimate, 8 worker ranks (9 processes on $(nproc) cores), 10 jobs each; true offset 0 (one CLOCK_MONOTONIC)"
@@ -168,8 +180,8 @@ print(f'| $yield | {bad} of 10 | {max(off) * 1e6:.0f} | {max(err) * 1e6:.0f} | {
     tools/mpirun.sh -np 3 "$cli" train --engine mpi --rule async --model mlp --time "${seconds}s" \
       "${common[@]}" --out "$out/one-mlp" >/dev/null
     one=$(/usr/bin/python3 -c "import json; d=json.load(open('$out/one-mlp/summary.json')); print(d['gradients']['pushed'] / d['wall_s'])")
-    for eager in default 524288; do
-      mca=(); [ "$eager" = default ] || mca=(--mca btl_tcp_eager_limit "$eager")
+    for eager in 65536 1048576; do
+      mca=(--mca btl_tcp_eager_limit "$eager")
       rtt=$(tools/two_hosts.sh mpirun "$hosts" --host "$hosts-a:1,$hosts-b:1" -np 2 "${mca[@]}" \
         "$(readlink -f "$pingpong")" "$n" 400)
       across 3 1 "${mca[@]}" -- --rule async --model mlp --time "${seconds}s" "${common[@]}" \

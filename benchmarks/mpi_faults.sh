@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The faults of a two-host cluster and what --engine mpi does with each, measured: two hosts on
 # this machine (tools/two_hosts.sh, as root), softmax, async, exp:mean=20ms, 2 workers per rank,
-# --time 10s --checkpoint-every 1s --worker-timeout 2s --stall-timeout 4s; the fault comes 2 s
-# into the run. For each fault: how the run ended (stop reason, status, exit), when summary.json
+# --time 20s --checkpoint-every 1s --worker-timeout 2s --stall-timeout 4s (the stall's row:
+# --worker-timeout 10s, so that the watchdog, not the hung-worker watch, ends it); the fault comes
+# 2 s into the run. For each fault: how the run ended (stop reason, status, exit), when summary.json
 # was written and when the job ended (seconds after the fault), the updates in the 2 s after
 # the fault (against the same span before it), what is on disk, and whether `train --resume`
 # then continues the run to its end with every iteration once.
@@ -27,7 +28,7 @@ trap 'tools/two_hosts.sh down "$name"; rm -rf "$out"' EXIT
 tools/two_hosts.sh up "$name"
 now() { date +%s.%N; }
 flags=(--engine mpi --model softmax --rule async --workers-per-rank 2 --delay exp:mean=20ms
-       --time 10s --checkpoint-every 1s --worker-timeout 2s --stall-timeout 4s
+       --time 20s --checkpoint-every 1s --stall-timeout 4s
        --eval-every 1000s --eval-samples 1000 --no-progress --data-dir "$PWD/data")
 
 # pid of rank $2 of the job writing into $1 (ranks share this machine's pid space)
@@ -47,18 +48,18 @@ underway() {
     sleep 0.05
   done
 }
-job() {  # dir on_a on_b [train args]
+job() {  # dir on_a on_b [more train args]
   local dir=$1 on_a=$2 on_b=$3; shift 3
   tools/two_hosts.sh mpirun "$name" --host "$name-a:$on_a,$name-b:$on_b" -np $((on_a + on_b)) \
     "$cli" train "${flags[@]}" "$@" --out "$dir"
 }
 
-echo "| fault | stop reason | status | exit | summary.json after (s) | job ended after (s) | updates 2 s after / 2 s before | on disk | --resume |"
-echo "|---|---|---|---:|---:|---:|---:|---|---|"
-[ -z "$csv" ] || echo "fault,stop_reason,status,exit,summary_after_s,ended_after_s,updates_after,updates_before,on_disk,resume" >"$csv"
-run_fault() {  # label on_a on_b action (shell, with $dir) [after: shell run after the job]
-  local label=$1 on_a=$2 on_b=$3 action=$4 dir="$out/$RANDOM$RANDOM"
-  job "$dir" "$on_a" "$on_b" >"$dir.log" 2>&1 &
+echo "| fault | stop reason | status | exit | summary.json after (s) | job ended after (s) | updates 2 s after / 2 s before | did not answer the end | on disk | --resume |"
+echo "|---|---|---|---:|---:|---:|---:|---|---|---|"
+[ -z "$csv" ] || echo "fault,stop_reason,status,exit,summary_after_s,ended_after_s,updates_after,updates_before,not_answered,on_disk,resume" >"$csv"
+run_fault() {  # label on_a on_b worker-timeout action (shell, with $dir)
+  local label=$1 on_a=$2 on_b=$3 timeout=$4 action=$5 dir="$out/$RANDOM$RANDOM"
+  job "$dir" "$on_a" "$on_b" --worker-timeout "$timeout" >"$dir.log" 2>&1 &
   local pid=$!
   underway "$dir"
   sleep 2
@@ -74,6 +75,23 @@ run_fault() {  # label on_a on_b action (shell, with $dir) [after: shell run aft
   for f in updates.csv gradients.csv workers.csv summary.json checkpoint.bin; do
     [ -e "$dir/$f" ] && disk+="${disk:+ }$f"
   done
+  # The job's own outcome, before a resume writes over it.
+  local row
+  row=$(/usr/bin/python3 - "$dir" "$fault" "$ended" <<'EOF'
+import csv, json, os, sys
+d, fault, ended = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+s = os.path.join(d, "summary.json")
+summary = json.load(open(s)) if os.path.exists(s) else None
+# The fault came 2 s after rank 0's receive thread started, the run's time zero within ms.
+t = [float(r["wall_s"]) for r in csv.DictReader(open(os.path.join(d, "updates.csv")))]
+after = sum(1 for x in t if 2.0 <= x < 4.0)
+before = sum(1 for x in t if 0.0 <= x < 2.0)
+silent = [f"rank {r['rank']}" for r in summary["ranks"] if not r["answered"]] if summary else []
+print("\t".join([summary["stop_reason"] if summary else "-", summary["status"] if summary else "-",
+                 f"{os.path.getmtime(s) - fault:.1f}" if summary else "-", f"{ended - fault:.1f}",
+                 str(after), str(before), ", ".join(silent) or "-"]))
+EOF
+)
   local resume="-"
   if [ -e "$dir/checkpoint.bin" ] &&
      { [ ! -e "$dir/summary.json" ] || grep -q '"stop_reason": "interrupted"' "$dir/summary.json"; }; then
@@ -85,43 +103,22 @@ import csv, json
 its = [int(r['iteration']) for r in csv.DictReader(open('$dir/updates.csv'))]
 s = json.load(open('$dir/summary.json'))
 once = its == list(range(1, len(its) + 1))
-print(f\"yes: {s['stop_reason']}, {len(its)} iterations{', each once' if once else ', NOT each once'}\")")
+print(f\"yes: {s['stop_reason']} at {s['wall_s']:.1f} s, {len(its)} iterations{', each once' if once else ', NOT each once'}\")")
     else
       resume="failed: $(tail -n 1 "$dir.resume.log")"
     fi
   fi
-  /usr/bin/python3 - "$dir" "$fault" "$ended" "$status" "$label" "$disk" "$resume" "$csv" <<'EOF'
-import csv, json, os, sys
-d, fault, ended, status, label, disk, resume, out = sys.argv[1:]
-fault, ended = float(fault), float(ended)
-row = {"fault": label, "exit": status, "on_disk": disk, "resume": resume}
-s = os.path.join(d, "summary.json")
-summary = json.load(open(s)) if os.path.exists(s) else None
-row["stop_reason"] = summary["stop_reason"] if summary else "-"
-row["status"] = summary["status"] if summary else "-"
-row["summary_after_s"] = f"{os.path.getmtime(s) - fault:.1f}" if summary else "-"
-row["ended_after_s"] = f"{ended - fault:.1f}"
-# The fault came 2 s after rank 0's receive thread started, which is the run's time zero
-# within milliseconds.
-t = [float(r["wall_s"]) for r in csv.DictReader(open(os.path.join(d, "updates.csv")))]
-at = 2.0
-after = sum(1 for x in t if at <= x < at + 2.0)
-before = sum(1 for x in t if at - 2.0 <= x < at)
-row["updates_after"], row["updates_before"] = after, before
-print(f"| {label} | {row['stop_reason']} | {row['status']} | {status} | {row['summary_after_s']} | "
-      f"{row['ended_after_s']} | {after} / {before} | {disk} | {resume} |")
-if out:
-    with open(out, "a", newline="") as f:
-        csv.DictWriter(f, fieldnames=["fault", "stop_reason", "status", "exit", "summary_after_s",
-                                      "ended_after_s", "updates_after", "updates_before",
-                                      "on_disk", "resume"]).writerow(row)
-EOF
+  local reason st sum end after before silent
+  IFS=$'\t' read -r reason st sum end after before silent <<<"$row"
+  echo "| $label | $reason | $st | $status | $sum | $end | $after / $before | $silent | $disk | $resume |"
+  [ -z "$csv" ] || printf '"%s",%s,%s,%s,%s,%s,%s,%s,"%s","%s","%s"\n' "$label" "$reason" "$st" \
+    "$status" "$sum" "$end" "$after" "$before" "$silent" "$disk" "$resume" >>"$csv"
 }
 
 L="tools/two_hosts.sh link $name"
-run_fault "link down 3 s (workers on both hosts)" 2 2 "$L down; sleep 3; $L up"
-run_fault "link down for good (workers on both hosts)" 2 2 "$L down"
-run_fault "link down past --stall-timeout (every worker on the other host)" 1 3 "$L down"
-run_fault "SIGSTOP of a rank on the other host" 2 2 'kill -STOP $(pid_of_rank "$dir" 3)'
-run_fault "kill -9 of a rank on the other host" 2 2 'kill -KILL $(pid_of_rank "$dir" 3)'
-run_fault "kill -9 of rank 0" 2 2 'kill -KILL $(pid_of_rank "$dir" 0)'
+run_fault "link down 3 s (workers on both hosts)" 2 2 2s "$L down; sleep 3; $L up"
+run_fault "link down for good (workers on both hosts)" 2 2 2s "$L down"
+run_fault "link down past --stall-timeout (every worker on the other host)" 1 3 10s "$L down"
+run_fault "SIGSTOP of a rank on the other host" 2 2 2s 'kill -STOP $(pid_of_rank "$dir" 3)'
+run_fault "kill -9 of a rank on the other host" 2 2 2s 'kill -KILL $(pid_of_rank "$dir" 3)'
+run_fault "kill -9 of rank 0" 2 2 2s 'kill -KILL $(pid_of_rank "$dir" 0)'

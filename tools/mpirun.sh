@@ -18,6 +18,10 @@
 # - oob_tcp_keepalive_time/intvl/probes 4/1/4: mpirun finds a host that stopped answering lost
 #   after 4 to 8 s of silence and ends the job, instead of after 8 minutes; a shorter network
 #   blip goes unnoticed by it (docs/distributed.md, "Faults").
+# - btl_tcp_eager_limit 1048576: between hosts a message of up to 1 MiB (every built-in model's
+#   parameters and gradients) goes out at once instead of waiting a round trip for the receiver's
+#   go-ahead; stalesgd keeps receives posted, so it lands in place (benchmarks/mpi_engine.sh
+#   cross-host measures both).
 # - plm_rsh_args '-o ConnectTimeout=5 -o BatchMode=yes' when Open MPI starts its daemons with
 #   ssh (no plm_rsh_agent given): an unreachable host fails in 5 s with ssh's one line, instead
 #   of hanging for minutes or asking for a password.
@@ -40,6 +44,7 @@ export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-
 export OMPI_MCA_oob_tcp_keepalive_time=${OMPI_MCA_oob_tcp_keepalive_time:-4}
 export OMPI_MCA_oob_tcp_keepalive_intvl=${OMPI_MCA_oob_tcp_keepalive_intvl:-1}
 export OMPI_MCA_oob_tcp_keepalive_probes=${OMPI_MCA_oob_tcp_keepalive_probes:-4}
+export OMPI_MCA_btl_tcp_eager_limit=${OMPI_MCA_btl_tcp_eager_limit:-1048576}
 if [ -z "${OMPI_MCA_plm_rsh_agent:-}" ] && [[ " $* " != *" plm_rsh_agent "* ]]; then
   export OMPI_MCA_plm_rsh_args=${OMPI_MCA_plm_rsh_args:--o ConnectTimeout=5 -o BatchMode=yes}
 fi
