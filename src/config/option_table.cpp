@@ -182,7 +182,8 @@ std::vector<OptionDecl> make_table() {
       .group = kBudgetGroup}));
 
   t.push_back(field<&O::fail>({.name = "fail", .type = T::kString, .default_text = "none",
-      .help = "Workers made to fail: wN:crash@TIME or wN:hang@TIME, ';'-separated, e.g. "
+      .help = "Workers made to fail: wN:crash@TIME or wN:hang@TIME (--engine mpi also a whole "
+              "rank: rankN:crash@TIME or rankN:hang@TIME), ';'-separated, e.g. "
               "'w3:crash@2s;w5:hang@4s'",
       .group = kFailureGroup}));
   t.push_back(field<&O::worker_timeout_s>({.name = "worker-timeout", .type = T::kDuration,
