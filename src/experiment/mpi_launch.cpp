@@ -70,12 +70,9 @@ std::string job_error(const fs::path& log) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> mpi_settings() {
-  return {{"mpi_yield_when_idle", "1"},
-          {"odls_base_sigkill_timeout", "3"},
-          {"oob_tcp_keepalive_time", "4"},
-          {"oob_tcp_keepalive_intvl", "1"},
-          {"oob_tcp_keepalive_probes", "4"},
-          {"btl_tcp_eager_limit", "1048576"}};
+  return {{"mpi_yield_when_idle", "1"},      {"odls_base_sigkill_timeout", "3"},
+          {"oob_tcp_keepalive_time", "4"},   {"oob_tcp_keepalive_intvl", "1"},
+          {"oob_tcp_keepalive_probes", "4"}, {"btl_tcp_eager_limit", "1048576"}};
 }
 
 Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path& dir,

@@ -67,8 +67,25 @@ void keep_plugins_loaded() {
       },
       nullptr);
 }
+// Before MPI_Init: the plugins that tsan.supp names `called_from_lib` loaded for good now, from
+// Open MPI's component folder (Debian: openmpi/lib/openmpi3 beside libmpi). MPI_Init itself
+// unloads a transport that has no peer here (vader in a rank alone on its host), which
+// keep_plugins_loaded() comes too late for.
+void load_plugins_for_good() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&MPI_Init), &info) == 0 || info.dli_fname == nullptr) return;
+  const std::string lib = info.dli_fname;
+  const std::string dir = lib.substr(0, lib.rfind('/'));
+  for (const std::string folder : {dir + "/openmpi/lib/openmpi3/", dir + "/openmpi3/"}) {
+    for (const char* plugin :
+         {"mca_pml_ob1.so", "mca_btl_vader.so", "mca_btl_self.so", "mca_btl_tcp.so"}) {
+      dlopen((folder + plugin).c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+    }
+  }
+}
 #else
 void keep_plugins_loaded() {}
+void load_plugins_for_good() {}
 #endif
 
 }  // namespace
@@ -88,6 +105,7 @@ Status init(int* argc, char*** argv) {
   if (size != nullptr && std::string_view(size) == "1") {
     return Error{"--engine mpi needs at least 2 ranks, one server and one worker: " + how};
   }
+  load_plugins_for_good();
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     return Error{"MPI_Init_thread failed; see Open MPI's message above"};
