@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "stalesgd/data/catalog.hpp"
+#include "stalesgd/model/model.hpp"
 #include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd {
@@ -62,6 +63,12 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
   if (o.workers < 1 || o.workers > 4096) {
     return Error{fmt::format("--workers {} is out of range; use 1 to 4096", o.workers)};
   }
+  if (o.engine == EngineKind::kMpi && o.workers % o.workers_per_rank != 0) {
+    return Error{
+        fmt::format("--workers {} is not a multiple of --workers-per-rank {}: with "
+                    "--engine mpi P = worker ranks x workers per rank",
+                    o.workers, o.workers_per_rank)};
+  }
   auto rule = resolve_rule(o.rule, o.workers);
   if (!rule) return rule.error();
   if (o.batch < 1 || o.batch > 65536) {
@@ -75,6 +82,13 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
   if (!delays) return delays.error();
   if (!(o.model.l2 >= 0.0f) || !std::isfinite(o.model.l2)) {
     return Error{fmt::format("--l2 {} must be >= 0", o.model.l2)};
+  }
+  // The model's name here, with the other flags, so that a misspelt one is a usage error
+  // before --out is touched.
+  if (const auto& models = model_names();
+      std::find(models.begin(), models.end(), o.model.name) == models.end()) {
+    return Error{
+        fmt::format("unknown model '{}'; use one of: {}", o.model.name, fmt::join(models, ", "))};
   }
   if (!o.model.hidden.empty() && o.model.name != "mlp") {
     return Error{fmt::format("--hidden applies to --model mlp only, not {}", o.model.name)};

@@ -61,10 +61,14 @@ std::string FailureLedger::stop_message(const RuleConfig& rule, int k, int live)
   if (live == 0) {
     return fmt::format("{} ({}); {} needs at least one live worker", failed, describe(), name);
   }
+  // backup is k-sync with K = P - b: its flag is --backups, not --k.
+  const std::string fix = rule.backup
+                              ? fmt::format("raise --backups to {} or more", rule.workers - live)
+                              : fmt::format("lower --k to {} or less", live);
   return fmt::format(
-      "{} ({}); {} needs K = {} live workers and {} of {} are left: lower --k to {} or less to "
-      "run on without them",
-      failed, describe(), name, k, live, rule.workers, live);
+      "{} ({}); {} needs K = {} live workers and {} of {} are left: {} to run on "
+      "without them",
+      failed, describe(), name, k, live, rule.workers, fix);
 }
 
 void FailureLedger::save(StateWriter& out) const {

@@ -78,7 +78,7 @@ bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss, doub
     return false;
   };
   if (stopping_.load(std::memory_order_seq_cst)) return leave(StopReason::kNone);
-  if (!std::isfinite(loss)) {
+  if (diverged(loss, ctx_.data.num_classes)) {
     // Named after the update it would produce, not claimed: that could leave a gap in updates.
     const std::uint64_t j = version_.load(std::memory_order_relaxed);
     const double lr = lr_rule_.rate({j, j - computed_on, 0.0});

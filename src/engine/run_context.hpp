@@ -37,6 +37,13 @@ struct RunContext {
   }
 };
 
+// A minibatch loss that says the run diverged (docs/cli.md): not finite, or above
+// kDivergedLossFactor x ln C, a thousand times the cross-entropy of a uniform guess over the C
+// classes, where a fresh model starts. A run on its way to infinity is stopped there, records
+// kept, instead of "training" at a loss of 1e19.
+inline constexpr double kDivergedLossFactor = 1000.0;
+bool diverged(double loss, int classes);
+
 // One line naming the iteration, the loss and the likely fix (the learning rate).
 Error divergence_error(std::uint64_t iteration, double loss, int worker, double lr);
 

@@ -86,7 +86,7 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
     ++stats.computed;
     const double duration_s = std::chrono::duration<double>(Clock::now() - began).count();
     const double lr = lr_rule.rate({j, 0, 0.0});
-    if (!std::isfinite(loss)) {
+    if (diverged(loss, ctx.data.num_classes)) {
       reason = StopReason::kDiverged;
       run.divergence = divergence_error(j + 1, loss, 0, lr).message;
       break;

@@ -50,7 +50,7 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
     lr_ctx.distance_sq = static_cast<double>((w - w_tau).squaredNorm());
   }
   const double lr = lr_.rate(lr_ctx);
-  if (!std::isfinite(loss)) return divergence_error(current + 1, loss, worker, lr);
+  if (diverged(loss, ctx_.data.num_classes)) return divergence_error(current + 1, loss, worker, lr);
   round_.push_back({worker, computed_on, lr, loss, duration_s});
   if (!decision.apply) {
     acc_.add(grad, static_cast<float>(lr));  // the worker reuses `grad` once this returns

@@ -68,8 +68,16 @@ Result<std::vector<SweepPoint>> expand_sweep(const Settings& settings, const Lab
   };
   const auto is_seed = [](const Setting* s) { return option_key(*s->option) == "seed"; };
   std::uint64_t table_cells = 1;
+  std::uint64_t table_points = 1;  // saturates at kMaxSweepRuns + 1: a 2000 x 2000 grid is refused
   for (const Setting* s : axes) {
     if (!is_seed(s)) table_cells *= s->values.size();
+    table_points = std::min<std::uint64_t>(table_points * s->values.size(), kMaxSweepRuns + 1);
+  }
+  if (table_points > kMaxSweepRuns) {
+    return Error{fmt::format(
+        "{}: this sweep expands to more than {} runs (the product of its lists' lengths); "
+        "give fewer values, or split it into several experiment files",
+        where, kMaxSweepRuns)};
   }
 
   std::vector<SweepPoint> points;

@@ -2,6 +2,7 @@
 // lists, each point labelled from the run's label template (docs/experiments.md, "Sweeps").
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -54,6 +55,10 @@ struct SweepPoint {
 // number of earlier tables' cells on entry and is advanced past this table's. With a
 // `seed_stride` above 0, cell c runs with seed + c * seed_stride (labels show that seed), so
 // that no two cells share their delay streams, data order or initial weights.
+// The most runs one [[run]] table may expand to (docs/experiments.md, "Sweeps"); checked
+// before the expansion, which holds every point in memory.
+inline constexpr std::uint64_t kMaxSweepRuns = 10000;
+
 struct SeedCells {
   std::uint64_t stride = 0;  // 0: every cell runs the seeds as written
   std::uint64_t cells = 0;

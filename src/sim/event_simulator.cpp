@@ -67,9 +67,16 @@ Status EventSimulator::run(Callbacks& callbacks) {
 }
 
 void EventSimulator::carry_out(const RoundProtocol::Step& step, Callbacks& callbacks) {
+  // A worker hung by now hears neither the cut nor the restart: it goes on "computing" the
+  // minibatch it hung in, whose overdue end the server finds (kHangFound), as the real
+  // engines find a hung thread however often its work was cancelled.
+  const auto hung = [&](int w) {
+    const auto& o = state_[static_cast<std::size_t>(w)];
+    return o.computing && now_ >= o.hang_at;
+  };
   // Every cut first (its pending event is void), then every start, in the protocol's order.
   for (const auto& c : step.start) {
-    if (!c.cut) continue;
+    if (!c.cut || hung(c.worker)) continue;
     auto& o = state_[static_cast<std::size_t>(c.worker)];
     ++o.generation;
     o.computing = false;
@@ -77,7 +84,9 @@ void EventSimulator::carry_out(const RoundProtocol::Step& step, Callbacks& callb
     stats_[static_cast<std::size_t>(c.worker)].busy_s += now_ - o.started_at;
     callbacks.on_cancel(now_, c.worker);
   }
-  for (const auto& c : step.start) start(c.worker, callbacks);
+  for (const auto& c : step.start) {
+    if (!hung(c.worker)) start(c.worker, callbacks);
+  }
 }
 
 void EventSimulator::save(StateWriter& out) const {

@@ -30,6 +30,12 @@ TEST_CASE("failure ledger: records each worker once and fills its row", "[engine
         "workers 1 and 3 failed (w3 crashed at 2.000 s, w1 hung (no gradient 10s after its "
         "minibatch's end; found at 14.020 s)); k-sync needs K = 3 live workers and 2 of 4 are "
         "left: lower --k to 2 or less to run on without them");
+  // backup (k-sync with K = P - b) names its own flag: b >= P - live.
+  CHECK(
+      ledger.stop_message({.kind = RuleKind::kKSync, .workers = 4, .k = 3, .backup = true}, 3, 2) ==
+      "workers 1 and 3 failed (w3 crashed at 2.000 s, w1 hung (no gradient 10s after its "
+      "minibatch's end; found at 14.020 s)); backup needs K = 3 live workers and 2 of 4 are "
+      "left: raise --backups to 2 or more to run on without them");
   FailureLedger all(2, 10.0);
   all.record(0, 1.0, FailureKind::kCrash);
   all.record(1, 1.5, FailureKind::kCrash);

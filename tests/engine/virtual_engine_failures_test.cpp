@@ -154,10 +154,12 @@ TEST_CASE("virtual failures: async with every worker hung stops when the last is
         "minibatch's end; found at 0.260 s)); async needs at least one live worker");
 }
 
-TEST_CASE("virtual failures: a hung worker that k-sync always cuts is never overdue",
+TEST_CASE("virtual failures: a hung worker is found although k-sync cuts its minibatch",
           "[engine][virtual][failures]") {
-  // The update comes with 3 of 4 gradients and cuts the hung worker's minibatch before its end:
-  // the server cannot tell it from a straggler, and the rule does not need it.
+  // The updates come with 3 of 4 gradients and would cut the hung worker's minibatch every
+  // round; hung, it hears neither the cut nor the next minibatch, so the one it hung in stays
+  // due and is found --worker-timeout after its end. Before, it was started again each round
+  // and never found.
   auto o = virtual_options("k-sync", 4, 3, "exp:mean=10ms", "w3:hang@100ms");
   o.worker_timeout_s = 0.05;
   o.time_s = 1.0;
@@ -165,6 +167,14 @@ TEST_CASE("virtual failures: a hung worker that k-sync always cuts is never over
   CHECK(run.stop_reason == StopReason::kTime);
   CHECK(run.updates.back().wall_s > 0.9);
   CHECK(last_update_with(run, 3) <= 0.1);
+  const auto& w3 = run.workers[3];
+  REQUIRE(w3.failed);
+  CHECK(w3.failure == "hang");
+  // Its minibatch in flight at 0.1 s ends after it; found 0.05 s after that end.
+  CHECK(w3.failed_at_s >= 0.15);
+  CHECK(w3.failed_at_s < 0.5);
+  // Started once per round until it hung, then never again: far fewer than a live worker.
+  CHECK(w3.started * 5 < run.workers[0].started);
 }
 
 TEST_CASE("virtual failures: repeat byte for byte", "[engine][virtual][failures]") {

@@ -107,6 +107,28 @@ TEST_CASE("sweep: errors name the file, the line and the key", "[experiment][swe
   }
 }
 
+TEST_CASE("sweep: a grid above 10,000 runs is refused before it is expanded",
+          "[experiment][sweep]") {
+  // 2000 x 2000 = 4 million points: refused in one line naming the table, not expanded.
+  std::string seeds, batches;
+  for (int i = 1; i <= 2000; ++i) {
+    seeds += (i > 1 ? "," : "") + std::to_string(i);
+    batches += (i > 1 ? "," : "") + std::to_string(i);
+  }
+  auto ex = parse("time = \"1s\"\n[[run]]\nlabel = \"a\"\nseeds = [" + seeds + "]\nbatch = [" +
+                  batches + "]\n");
+  REQUIRE_FALSE(ex.ok());
+  CHECK_THAT(ex.error().message,
+             Contains(kFile.string() + ":2: this sweep expands to more than 10000 runs"));
+  // 100 x 100 is the cap itself and expands.
+  std::string hundred;
+  for (int i = 1; i <= 100; ++i) hundred += (i > 1 ? "," : "") + std::to_string(i);
+  ex = parse("time = \"1s\"\nclock = \"virtual\"\n[[run]]\nlabel = \"a\"\nseeds = [" + hundred +
+             "]\nbatch = [" + hundred + "]\n");
+  REQUIRE(ex.ok());
+  CHECK(ex->runs.size() == 10000);
+}
+
 TEST_CASE("sweep: seed_stride gives every cell its own seeds across the whole file",
           "[experiment][sweep]") {
   const std::string text =

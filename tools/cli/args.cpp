@@ -148,6 +148,13 @@ int train_command(int argc, char** argv, const std::vector<std::string>& command
     if (auto done = help_or_logging(options, r, groups)) return *done;
     TrainerOptions o;
     if (auto s = train_options_from(r, o); !s) return fail(s.error().message, 2);
+    // An empty --out would write nothing while looking like it writes: refused.
+    for (const char* flag : {"out", "resume"}) {
+      if (r.count(flag) > 0 && r[flag].as<std::string>().empty()) {
+        return fail(fmt::format("--{} '' names no folder; give one, e.g. --{} runs/a", flag, flag),
+                    2);
+      }
+    }
     if (!o.resume_dir.empty()) {
       std::vector<std::string> given;
       for (const auto& d : train_options()) {

@@ -316,7 +316,7 @@ TEST_CASE("mpi: a race runs an engine = \"mpi\" run beside a thread run", "[engi
   CHECK(unbalanced.output.find("STALESGD_MPIRUN='mpirun 'oops' is not a command line") !=
         std::string::npos);
 
-  // P that no number of worker ranks gives: refused before any run starts.
+  // P that no number of worker ranks gives: refused when the file is read.
   {
     std::ofstream toml(dir / "bad.toml");
     toml << "model = \"softmax\"\niterations = 10\n[[run]]\nlabel = \"threads\"\n"
@@ -326,10 +326,10 @@ TEST_CASE("mpi: a race runs an engine = \"mpi\" run beside a thread run", "[engi
       run_mpi_shell(std::string(STALESGD_CLI) + " race --config " + (dir / "bad.toml").string() +
                     " --out " + (dir / "bad").string() + " 2>&1 >/dev/null");
   INFO(bad.output);
-  CHECK(bad.exit_code == 1);
+  CHECK(bad.exit_code == 2);  // a usage error, with the file and the line
   CHECK(line_count(bad.output) == 1);
-  CHECK(bad.output.find("workers = 5 is not a multiple of workers_per_rank = 2") !=
-        std::string::npos);
+  CHECK(bad.output.find("bad.toml:5: run 'odd': --workers 5 is not a multiple of "
+                        "--workers-per-rank 2") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "bad" / "threads"));
 }
 
