@@ -3,7 +3,9 @@
 // the parser). The payload goes through load_header and then the parts a virtual-clock
 // checkpoint holds that need no data set: the rule, the round protocol, the round's sum, the
 // event queue and the delay streams.
-// Property: an Error is one line; a header that parses has as many records as its offsets say.
+// Property: an Error is one line; a header that parses has as many records as its offsets say,
+// a clock that is a time, and every record within it.
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -30,6 +32,16 @@ void parse_payload(std::string_view payload) {
   FUZZ_CHECK(h.rows.updates.size() == h.offsets.update_rows);
   FUZZ_CHECK(h.rows.gradients.size() == h.offsets.gradient_rows);
   FUZZ_CHECK(h.rows.evals.size() == h.offsets.eval_rows);
+  // Checked, not only parsed: the clock is a time and every record lies within it.
+  FUZZ_CHECK(std::isfinite(h.t) && h.t >= 0.0);
+  for (const auto& u : h.rows.updates) {
+    FUZZ_CHECK(u.iteration >= 1 && u.iteration <= h.rows.updates.size());
+    FUZZ_CHECK(u.wall_s >= 0.0 && u.wall_s <= h.t);
+  }
+  for (const auto& g : h.rows.gradients) {
+    FUZZ_CHECK(g.iteration <= h.rows.updates.size() && g.duration_s >= 0.0);
+  }
+  for (const auto& e : h.rows.evals) FUZZ_CHECK(e.wall_s >= 0.0 && e.wall_s <= h.t);
   // The engine's part, as a virtual-clock run of kWorkers workers would read it.
   if (in.tag("virtual")) {
     (void)in.f64();

@@ -41,26 +41,28 @@ Result<Dataset> load_dataset(std::string_view name, const std::filesystem::path&
       data_dir == "data" ? "" : fmt::format(" --data-dir {}", data_dir.string());
   const std::string fix = fmt::format("run `stalesgd data fetch {}{}`", ds.name, dir_flag);
 
+  std::uint32_t train_crc = 0, test_crc = 0;
   if (name == "cifar10") {
     std::vector<std::filesystem::path> train_files;
     for (int b = 1; b <= 5; ++b) train_files.push_back(dir / fmt::format("data_batch_{}.bin", b));
-    auto train = load_cifar_split(train_files, fix);
+    auto train = load_cifar_split(train_files, fix, &train_crc);
     if (!train) return train.error();
-    auto test = load_cifar_split({dir / "test_batch.bin"}, fix);
+    auto test = load_cifar_split({dir / "test_batch.bin"}, fix, &test_crc);
     if (!test) return test.error();
     ds.train = std::move(train).value();
     ds.test = std::move(test).value();
-    return ds;
+  } else {
+    IdxExpect expect{ImageShape{1, 28, 28}, ds.num_classes, fix};
+    auto train = load_idx_split(dir / "train-images-idx3-ubyte", dir / "train-labels-idx1-ubyte",
+                                expect, &train_crc);
+    if (!train) return train.error();
+    auto test = load_idx_split(dir / "t10k-images-idx3-ubyte", dir / "t10k-labels-idx1-ubyte",
+                               expect, &test_crc);
+    if (!test) return test.error();
+    ds.train = std::move(train).value();
+    ds.test = std::move(test).value();
   }
-  IdxExpect expect{ImageShape{1, 28, 28}, ds.num_classes, fix};
-  auto train =
-      load_idx_split(dir / "train-images-idx3-ubyte", dir / "train-labels-idx1-ubyte", expect);
-  if (!train) return train.error();
-  auto test =
-      load_idx_split(dir / "t10k-images-idx3-ubyte", dir / "t10k-labels-idx1-ubyte", expect);
-  if (!test) return test.error();
-  ds.train = std::move(train).value();
-  ds.test = std::move(test).value();
+  ds.digest = fmt::format("{:08x}{:08x}", train_crc, test_crc);
   return ds;
 }
 

@@ -4,16 +4,18 @@
 #include <fmt/format.h>
 
 #include "data/file_bytes.hpp"
+#include "util/crc32.hpp"
 
 namespace stalesgd {
 
 Result<Split> load_cifar_split(const std::vector<std::filesystem::path>& files,
-                               const std::string& fix) {
+                               const std::string& fix, std::uint32_t* crc) {
   Split split;
   split.shape = kCifarShape;
   for (const auto& path : files) {
     auto bytes = read_file_bytes(path, fix);
     if (!bytes) return bytes.error();
+    if (crc != nullptr) *crc = crc32_of(std::span<const std::uint8_t>(*bytes), *crc);
     if (auto s = append_cifar_batch(*bytes, path, fix, split); !s) return s.error();
   }
   return split;

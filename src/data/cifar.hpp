@@ -16,9 +16,10 @@ namespace stalesgd {
 inline constexpr std::size_t kCifarRecordBytes = 3073;
 inline constexpr ImageShape kCifarShape{3, 32, 32};
 
-// Concatenates the records of `files` into one Split; `fix` says how to get good files.
+// Concatenates the records of `files` into one Split; `fix` says how to get good files. `crc`,
+// when given, is continued over the files' bytes as read (Dataset::digest).
 Result<Split> load_cifar_split(const std::vector<std::filesystem::path>& files,
-                               const std::string& fix);
+                               const std::string& fix, std::uint32_t* crc = nullptr);
 
 // Appends the records of one batch file's bytes (decompressed) to `split` (shape kCifarShape);
 // `file` names it in messages. load_cifar_split calls it for each file; the fuzzer calls it

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "data/file_bytes.hpp"
+#include "util/crc32.hpp"
 #include "util/tsan_hide.hpp"
 
 namespace stalesgd {
@@ -95,13 +96,18 @@ Result<IdxHeader> parse_header(std::span<const std::uint8_t> bytes, std::uint32_
 }  // namespace
 
 Result<Split> load_idx_split(const std::filesystem::path& images_path,
-                             const std::filesystem::path& labels_path, const IdxExpect& expect) {
+                             const std::filesystem::path& labels_path, const IdxExpect& expect,
+                             std::uint32_t* crc) {
   const auto images_file = resolve(images_path);
   const auto labels_file = resolve(labels_path);
   auto images = read_file_bytes(images_file, expect.fix);
   if (!images) return images.error();
   auto labels = read_file_bytes(labels_file, expect.fix);
   if (!labels) return labels.error();
+  if (crc != nullptr) {
+    *crc = crc32_of(std::span<const std::uint8_t>(*images), *crc);
+    *crc = crc32_of(std::span<const std::uint8_t>(*labels), *crc);
+  }
   return parse_idx_split(*images, *labels, images_file, labels_file, expect);
 }
 

@@ -21,9 +21,11 @@ struct IdxExpect {
 
 // Reads an images file (magic 0x00000803) and a labels file (0x00000801) into one Split.
 // A path ending in .gz is decompressed; otherwise, if the path is missing but path + ".gz"
-// exists, that file is read.
+// exists, that file is read. `crc`, when given, is continued over both files' bytes as read
+// (decompressed): the data set's identity (Dataset::digest).
 Result<Split> load_idx_split(const std::filesystem::path& images,
-                             const std::filesystem::path& labels, const IdxExpect& expect);
+                             const std::filesystem::path& labels, const IdxExpect& expect,
+                             std::uint32_t* crc = nullptr);
 
 // The same checks on the two files' bytes already in memory (decompressed); the paths only name
 // the files in messages. load_idx_split reads both files and calls it; the fuzzer calls it

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
+
+#include <fmt/format.h>
 
 #include "engine/stall_watchdog.hpp"
 
@@ -20,6 +23,13 @@ std::string engine_name(const TrainerOptions& o) {
   return o.server == ServerPlacement::kHogwild ? "hogwild" : "thread";
 }
 
+// 16 hex digits from the OS's entropy: a run's identity in its checkpoint and summary.json.
+std::string draw_run_id() {
+  std::random_device rd;
+  const std::uint64_t id = (std::uint64_t{rd()} << 32) ^ rd();
+  return fmt::format("{:016x}", id);
+}
+
 }  // namespace
 
 RunSupervisor::RunSupervisor(RunContext& ctx, Evaluation evaluation)
@@ -31,7 +41,8 @@ RunSupervisor::RunSupervisor(RunContext& ctx, Evaluation evaluation)
       progress_(ctx.progress),
       started_(Clock::now()),
       journal_(ctx.journal),
-      next_checkpoint_s_(o_.checkpoint_every_s) {}
+      next_checkpoint_s_(o_.checkpoint_every_s),
+      run_id_(draw_run_id()) {}
 
 StopReason RunSupervisor::stop_due(double t, std::uint64_t iterations) const {
   if (o_.iterations > 0 && iterations >= o_.iterations) return StopReason::kIterations;
@@ -146,6 +157,9 @@ void RunSupervisor::write_checkpoint(double t, const std::string& engine_state) 
   CheckpointHeader h;
   h.args = options_to_args(o_);
   h.engine = engine_name(o_);
+  h.run_id = run_id_;
+  h.options_digest = options_digest(o_);
+  h.data_digest = ctx_.data.digest;
   h.t = t;
   h.offsets = journal_->offsets();
   h.snapshots = snapshots_;
@@ -170,6 +184,8 @@ Result<RunSupervisor::Resumed> RunSupervisor::resume(
   StateReader in(payload);
   const CheckpointHeader header = load_header(in);
   if (!in.ok()) return Error{"checkpoint: " + in.error()};
+  // The same run (the CLI checked it before the folder was touched; a library caller too).
+  if (auto same = check_identity(header, o_, ctx_.data); !same) return same.error();
   Resumed resumed{restore(header), header.t};
   if (in.tag(engine)) engine_part(in);
   if (in.ok() && !in.at_end()) in.fail("bytes left over after the last part");
@@ -178,6 +194,7 @@ Result<RunSupervisor::Resumed> RunSupervisor::resume(
 }
 
 RunRecord RunSupervisor::restore(const CheckpointHeader& h) {
+  run_id_ = h.run_id;
   snapshots_ = h.snapshots;
   evaluator_.restore(h.rows.evals, h.evals_skipped);
   updates_seen_ = h.rows.updates.size();
@@ -191,9 +208,11 @@ RunRecord RunSupervisor::restore(const CheckpointHeader& h) {
   return h.rows;
 }
 
-void RunSupervisor::save_checkpoint(SupervisedEngine& engine, double t) {
+void RunSupervisor::save_checkpoint(SupervisedEngine& engine, Clock::time_point start) {
   StateWriter state;
+  double t = 0.0;
   engine.save(state, [&](std::uint64_t, std::span<const float>, const RunRecord* run) {
+    t = std::chrono::duration<double>(Clock::now() - start).count();
     if (run != nullptr) stage(*run);
   });
   write_staged();
@@ -229,7 +248,7 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
       ctx_.logger().debug("stall watchdog: {}", stall_message_);
       reason = StopReason::kStalled;
     }
-    if (reason == StopReason::kNone && checkpoint_due(elapsed)) save_checkpoint(engine, elapsed);
+    if (reason == StopReason::kNone && checkpoint_due(elapsed)) save_checkpoint(engine, start);
     if (reason != StopReason::kNone) {
       reason = engine.stop(reason);
       break;
@@ -248,7 +267,7 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
   const double end = since_start(Clock::now());
   // Ctrl-C or SIGTERM: a checkpoint at the stop, so that --resume goes on from here.
   if (reason == StopReason::kInterrupted && o_.checkpoint_every_s > 0.0 && journal_ != nullptr) {
-    save_checkpoint(engine, end);
+    save_checkpoint(engine, start);
   }
   return {reason, end};
 }
@@ -256,6 +275,7 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
 RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
                                 std::uint64_t iteration, std::span<const float> params) {
   if (progress_ != nullptr) progress_->done();
+  run.run_id = run_id_;
   run.stop_reason = reason;
   run.wall_s = end_s;
   evaluator_.submit(end_s, iteration, params, /*final=*/true);

@@ -122,8 +122,9 @@ class RunSupervisor {
   void write_staged();
   // Copies the rows of `run` not yet staged.
   void stage(const RunRecord& run);
-  // A real-clock checkpoint: the engine's state and its records at one instant.
-  void save_checkpoint(SupervisedEngine& engine, double t);
+  // A real-clock checkpoint: the engine's state, its records and the run's clock (read from
+  // `start`) at one instant, under the engine's lock, so no record is later than the clock.
+  void save_checkpoint(SupervisedEngine& engine, Clock::time_point start);
   // The common part of checkpoint() once the journal holds every row up to time t.
   void write_checkpoint(double t, const std::string& engine_state);
   void journal_failed(const Error& error);
@@ -151,6 +152,7 @@ class RunSupervisor {
   std::atomic<bool> io_failed_{false};
   std::uint64_t snapshots_ = 0;
   std::string stall_message_;  // set by supervise() when it stops a stalled run
+  std::string run_id_;         // drawn at the start, the checkpoint's after a resume
 };
 
 }  // namespace stalesgd

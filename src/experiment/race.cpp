@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
+#include "experiment/kept_run.hpp"
 #include "experiment/mpi_launch.hpp"
 #include "experiment/provenance.hpp"
 #include "experiment/race_progress.hpp"
@@ -133,33 +134,75 @@ std::optional<nlohmann::json> finished_summary(const fs::path& dir) {
   return s;
 }
 
-// One run of this process into `dir`, through a journal; with --resume from its checkpoint
+// What --resume keeps of a run of the earlier race: its summary (it finished) or its
+// checkpoint (it was cut); neither: it runs afresh.
+struct KeptRun {
+  std::optional<nlohmann::json> summary;
+  std::optional<std::string> payload;
+  JournalOffsets offsets;
+  double checkpoint_every_s = 0.0;  // the cut run's, for a --resume without --checkpoint-every
+};
+
+// The kept part of run `r` in `dir`, checked against the experiment file's settings for it
+// before the race writes anything: a changed run is refused naming the setting, or with --force
+// (settings.rerun_changed) run again.
+Result<KeptRun> keep(const ExperimentRun& r, const fs::path& dir, const RaceSettings& settings,
+                     const RaceData& data) {
+  KeptRun k;
+  const auto changed_error = [&](const fs::path& file, const std::string& changed) {
+    return Error{fmt::format(
+        "run '{}': {} was written for other settings than the experiment file's now: {}; "
+        "restore the file, add --force to run the changed runs again, or race into a new --out",
+        r.label, file.string(), changed)};
+  };
+  if (auto done = finished_summary(dir)) {
+    if (auto changed = changed_setting((*done)["config"], r.options())) {
+      if (!settings.rerun_changed) return changed_error(dir / "summary.json", *changed);
+      return k;
+    }
+    k.summary = std::move(done);
+    return k;
+  }
+  // An mpi run is run again from its start; a run without a checkpoint afresh.
+  if (r.options().engine == EngineKind::kMpi || !fs::exists(dir / kCheckpointFile)) return k;
+  auto read = read_checkpoint(dir);
+  if (!read) return read.error();
+  StateReader in(*read);
+  const CheckpointHeader header = load_header(in);
+  if (!in.ok()) return Error{fmt::format("{}: {}", (dir / kCheckpointFile).string(), in.error())};
+  if (auto changed = changed_flag(header.args, r.options())) {
+    if (!settings.rerun_changed) return changed_error(dir / kCheckpointFile, *changed);
+    return k;
+  }
+  const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
+  if (auto same = check_identity(header, r.options(), ds); !same) {
+    if (!settings.rerun_changed) {
+      return Error{fmt::format("run '{}': {}: {}", r.label, (dir / kCheckpointFile).string(),
+                               same.error().message)};
+    }
+    return k;
+  }
+  k.payload = std::move(read).value();
+  k.offsets = header.offsets;
+  k.checkpoint_every_s = recorded_checkpoint_every(header.args);
+  return k;
+}
+
+// One run of this process into `dir`, through a journal; continued from `kept`'s checkpoint
 // when it has one.
 Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const fs::path& dir,
                                const std::atomic<bool>* interrupt, const RaceSettings& settings,
-                               RaceProgress& progress, std::size_t index) {
+                               const KeptRun& kept, RaceProgress& progress, std::size_t index) {
   Provenance provenance = Provenance::begin(settings.command_line);
   TrainerOptions o = r.options();
-  o.checkpoint_every_s = settings.checkpoint_every_s;
+  // A resumed run goes on checkpointing as it did unless --checkpoint-every says otherwise.
+  o.checkpoint_every_s = kept.payload && settings.checkpoint_every_s == 0.0
+                             ? kept.checkpoint_every_s
+                             : settings.checkpoint_every_s;
   auto resolved = ResolvedRun::resolve(o);
   if (!resolved) return resolved.error();
-  std::optional<std::string> payload;
-  JournalOffsets offsets;
-  if (settings.resume && fs::exists(dir / kCheckpointFile)) {
-    auto read = read_checkpoint(dir);
-    if (!read) return read.error();
-    StateReader in(*read);
-    const CheckpointHeader header = load_header(in);
-    if (!in.ok()) return Error{fmt::format("{}: {}", (dir / kCheckpointFile).string(), in.error())};
-    if (header.args != options_to_args(o)) {
-      return Error{
-          fmt::format("{} was written for other settings than the experiment file's "
-                      "now; restore the file, or race into a new --out",
-                      (dir / kCheckpointFile).string())};
-    }
-    payload = std::move(read).value();
-    offsets = header.offsets;
-  }
+  const std::optional<std::string>& payload = kept.payload;
+  const JournalOffsets& offsets = kept.offsets;
   auto journal = RunJournal::open(
       dir, payload ? RunJournal::Existing::kContinue : RunJournal::Existing::kOverwrite, offsets);
   if (!journal) return journal.error();
@@ -204,9 +247,9 @@ Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const 
 // trained here.
 Result<RaceRow> race_one(const ExperimentRun& r, const RaceData& data, const fs::path& out_dir,
                          const std::atomic<bool>* interrupt, const RaceSettings& settings,
-                         RaceProgress& progress, std::size_t index) {
+                         const KeptRun& kept, RaceProgress& progress, std::size_t index) {
   const fs::path dir = out_dir / r.slug;
-  const auto done = settings.resume ? finished_summary(dir) : std::nullopt;
+  const std::optional<nlohmann::json>& done = kept.summary;
   const auto started = std::chrono::steady_clock::now();
   const auto wall = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -227,7 +270,7 @@ Result<RaceRow> race_one(const ExperimentRun& r, const RaceData& data, const fs:
     }
   }
   const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
-  auto row = run_in_process(r, ds, dir, interrupt, settings, progress, index);
+  auto row = run_in_process(r, ds, dir, interrupt, settings, kept, progress, index);
   progress.finished(index, wall());
   if (!row) return Error{fmt::format("run '{}': {}", r.label, row.error().message)};
   return row;
@@ -258,6 +301,14 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
     return Error{fmt::format("cannot create output dir {} ({}); pass a writable --out",
                              out_dir.string(), ec.message())};
   }
+  // --resume: what is kept, checked before anything is written, so that a refusal leaves the
+  // race's files as they were.
+  std::vector<KeptRun> kept(ex.runs.size());
+  for (std::size_t i = 0; settings.resume && i < ex.runs.size(); ++i) {
+    auto k = keep(ex.runs[i], out_dir / ex.runs[i].slug, settings, data);
+    if (!k) return k.error();
+    kept[i] = std::move(k).value();
+  }
   if (auto s = write_race_provenance(ex, out_dir); !s) return s.error();
 
   const std::size_t n = ex.runs.size();
@@ -277,7 +328,7 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
         return;
       }
     }
-    auto row = race_one(ex.runs[i], data, out_dir, interrupt, settings, progress, i);
+    auto row = race_one(ex.runs[i], data, out_dir, interrupt, settings, kept[i], progress, i);
     std::lock_guard lock(mu);
     if (!row) {
       errors[i] = row.error();

@@ -1,9 +1,15 @@
 // What a race checks before it trains anything: its runs (check_race) and its --out folder
 // (check_race_out). A bad run found after the first run has trained would cost that run's time
 // and leave no results.csv.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "engine/mpi/mpi_runtime.hpp"
+#include "output/folder_lock.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/experiment/race.hpp"
 #include "stalesgd/model/model.hpp"
@@ -13,9 +19,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// An mpi run needs a build with MPI and P = worker ranks x workers_per_rank.
+// An mpi run needs a build with MPI.
 Status check_mpi(const ExperimentRun& r) {
-  const auto& o = r.options();
   if (!mpi::available()) {
     return Error{
         fmt::format("run '{}': engine = \"mpi\" needs Open MPI, which this build was "
@@ -23,12 +28,7 @@ Status check_mpi(const ExperimentRun& r) {
                     "(tools/setup.sh does) and rebuild (tools/build.sh)",
                     r.label)};
   }
-  if (o.workers % o.workers_per_rank != 0) {
-    return Error{
-        fmt::format("run '{}': workers = {} is not a multiple of workers_per_rank = "
-                    "{}; with engine = \"mpi\" P = worker ranks x workers_per_rank",
-                    r.label, o.workers, o.workers_per_rank)};
-  }
+  // P = worker ranks x workers_per_rank is checked with the other options, at load time.
   return {};
 }
 
@@ -78,7 +78,21 @@ Result<RaceData> check_race(const Experiment& ex) {
 Status check_race_out(const fs::path& out, ExistingOut existing) {
   std::error_code ec;
   const fs::file_status st = fs::status(out, ec);
-  if (st.type() == fs::file_type::not_found) return {};  // the race creates it
+  if (st.type() == fs::file_type::not_found) {
+    // The race creates it: its nearest existing ancestor must be a folder this user can write
+    // (checked here so that --dry-run finds it too).
+    fs::path parent = fs::absolute(out, ec).parent_path();
+    while (!parent.empty() && !fs::exists(parent, ec) && parent != parent.root_path()) {
+      parent = parent.parent_path();
+    }
+    if (!fs::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0) {
+      return Error{
+          fmt::format("cannot create --out {}: {} is not a folder this user can write; "
+                      "give a writable --out",
+                      out.string(), parent.string())};
+    }
+    return {};
+  }
   if (ec) {
     return Error{fmt::format("cannot use --out {} ({}); give a folder this user can write",
                              out.string(), ec.message())};
@@ -87,12 +101,21 @@ Status check_race_out(const fs::path& out, ExistingOut existing) {
     return Error{fmt::format("--out {} is a file, not a folder; give a folder for the race's runs",
                              out.string())};
   }
-  fs::directory_iterator first(out, ec);
+  fs::directory_iterator it(out, ec);
   if (ec) {
     return Error{fmt::format("cannot read --out {} ({}); give a folder this user can write",
                              out.string(), ec.message())};
   }
-  if (first == fs::directory_iterator() || existing != ExistingOut::kRefuse) return {};
+  if (::access(out.c_str(), W_OK) != 0) {
+    return Error{fmt::format("cannot write into --out {} ({}); give a folder this user can write",
+                             out.string(), std::strerror(errno))};
+  }
+  // The lock file a process left (FolderLock) is not a run's file.
+  bool empty = true;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->path().filename() != FolderLock::kFile) empty = false;
+  }
+  if (empty || existing != ExistingOut::kRefuse) return {};
   return Error{
       fmt::format("--out {} already holds files, which this race's runs would "
                   "mix with; give a new folder, or add --force to write into it (files of the "

@@ -1,15 +1,18 @@
 // checkpoint.bin: the envelope (magic, format, length, CRC-32) and the part every engine shares.
 #include "output/checkpoint.hpp"
 
-#include <zlib.h>
-
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "config/option_table.hpp"
 #include "util/atomic_file.hpp"
+#include "util/crc32.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -17,19 +20,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kMagic = "stalesgd checkpoint\n";
-// 2: gradient rows carry duration_s; 3: eval rows carry train_objective.
-constexpr std::uint64_t kFormat = 3;
-
-std::uint32_t crc(std::string_view bytes) {
-  uLong c = crc32(0L, Z_NULL, 0);
-  // zlib takes uInt lengths: feed large payloads in pieces.
-  for (std::size_t at = 0; at < bytes.size();) {
-    const std::size_t n = std::min<std::size_t>(bytes.size() - at, 1u << 30);
-    c = crc32(c, reinterpret_cast<const Bytef*>(bytes.data() + at), static_cast<uInt>(n));
-    at += n;
-  }
-  return static_cast<std::uint32_t>(c);
-}
+// 2: gradient rows carry duration_s; 3: eval rows carry train_objective; 4: the run's identity
+// (run id, options and data digests, the journal files' CRCs).
+constexpr std::uint64_t kFormat = 4;
 
 }  // namespace
 
@@ -38,12 +31,16 @@ void save_header(StateWriter& out, const CheckpointHeader& h) {
   out.u64(h.args.size());
   for (const auto& a : h.args) out.str(a);
   out.str(h.engine);
+  out.str(h.run_id);
+  out.str(h.options_digest);
+  out.str(h.data_digest);
   out.f64(h.t);
   const JournalOffsets& o = h.offsets;
   for (std::uint64_t v : {o.update_rows, o.update_bytes, o.gradient_rows, o.gradient_bytes,
                           o.eval_rows, o.eval_bytes}) {
     out.u64(v);
   }
+  for (std::uint32_t c : {o.update_crc, o.gradient_crc, o.eval_crc}) out.u64(c);
   out.u64(h.snapshots);
   out.u64(h.evals_skipped);
   out.tag("records");
@@ -88,11 +85,19 @@ CheckpointHeader load_header(StateReader& in) {
   };
   for (std::uint64_t i = 0, n = count(8); i < n && in.ok(); ++i) h.args.push_back(in.str());
   h.engine = in.str();
+  h.run_id = in.str();
+  h.options_digest = in.str();
+  h.data_digest = in.str();
   h.t = in.f64();
   JournalOffsets& o = h.offsets;
   for (std::uint64_t* v : {&o.update_rows, &o.update_bytes, &o.gradient_rows, &o.gradient_bytes,
                            &o.eval_rows, &o.eval_bytes}) {
     *v = in.u64();
+  }
+  for (std::uint32_t* c : {&o.update_crc, &o.gradient_crc, &o.eval_crc}) {
+    const std::uint64_t v = in.u64();
+    if (v > 0xffffffffu) in.fail("a journal CRC above 32 bits");
+    *c = static_cast<std::uint32_t>(v);
   }
   h.snapshots = in.u64();
   h.evals_skipped = in.u64();
@@ -132,7 +137,68 @@ CheckpointHeader load_header(StateReader& in) {
        o.eval_rows != h.rows.evals.size())) {
     in.fail("the journal offsets do not match the records");
   }
+  // Checked, not only checksummed (a forged file can carry a right CRC): the clock is a time,
+  // and what the checkpoint holds happened at or before it, so a resumed run's clock never
+  // steps back.
+  const auto when = [&](double s) { return std::isfinite(s) && s >= 0.0 && s <= h.t; };
+  if (in.ok() && !(std::isfinite(h.t) && h.t >= 0.0)) {
+    in.fail(fmt::format("its clock {} s is not a time", h.t));
+  }
+  const std::uint64_t updates = h.rows.updates.size();
+  for (const auto& u : h.rows.updates) {
+    if (!in.ok()) break;
+    if (u.iteration < 1 || u.iteration > updates) {
+      in.fail(fmt::format("update {} of {} recorded", u.iteration, updates));
+    } else if (!when(u.wall_s)) {
+      in.fail(fmt::format("update {} at {} s, not within the checkpoint's 0 to {} s", u.iteration,
+                          u.wall_s, h.t));
+    }
+  }
+  for (const auto& g : h.rows.gradients) {
+    if (!in.ok()) break;
+    if (g.iteration > updates || !(std::isfinite(g.duration_s) && g.duration_s >= 0.0)) {
+      in.fail(fmt::format("a gradient of update {} (of {}) lasting {} s", g.iteration, updates,
+                          g.duration_s));
+    }
+  }
+  for (const auto& e : h.rows.evals) {
+    if (!in.ok()) break;
+    if (!when(e.wall_s)) {
+      in.fail(fmt::format("an evaluation at {} s, not within the checkpoint's 0 to {} s", e.wall_s,
+                          h.t));
+    }
+  }
   return h;
+}
+
+std::string options_digest(const TrainerOptions& options) {
+  nlohmann::json j = options_to_json(options);
+  for (const char* key : {"data_dir", "progress", "progress_every", "checkpoint_every"}) {
+    j.erase(key);
+  }
+  return fmt::format("{:08x}", crc32_of(j.dump()));
+}
+
+Status check_identity(const CheckpointHeader& header, const TrainerOptions& options,
+                      const Dataset& data) {
+  if (const std::string now = options_digest(options); header.options_digest != now) {
+    return Error{fmt::format(
+        "checkpoint: the run's options as this stalesgd reads them are not the ones it was "
+        "started with (digest {}, recorded {}); resume it with the stalesgd that started it, or "
+        "start it again with --force",
+        now, header.options_digest)};
+  }
+  if (!header.data_digest.empty() && !data.digest.empty() && header.data_digest != data.digest) {
+    return Error{fmt::format(
+        "the {} files under --data-dir {} are not the ones this run started on (digest {}, "
+        "recorded {}); give the --data-dir it used, or start it again with --force",
+        data.name, options.data_dir.string(), data.digest, header.data_digest)};
+  }
+  if (options.time_s > 0.0 && header.t > options.time_s) {
+    return Error{fmt::format("checkpoint: its time {} s is past the run's --time {} s", header.t,
+                             options.time_s)};
+  }
+  return {};
 }
 
 Status write_checkpoint(const fs::path& dir, const std::string& payload) {
@@ -141,7 +207,7 @@ Status write_checkpoint(const fs::path& dir, const std::string& payload) {
   file.append(reinterpret_cast<const char*>(&format), sizeof format);
   file.append(reinterpret_cast<const char*>(&size), sizeof size);
   file += payload;
-  const std::uint32_t c = crc(payload);
+  const std::uint32_t c = crc32_of(payload);
   file.append(reinterpret_cast<const char*>(&c), sizeof c);
   return write_file_atomically(dir / kCheckpointFile, file);
 }
@@ -166,7 +232,7 @@ Result<std::string> unwrap_checkpoint(std::string_view bytes, const std::string&
   const std::string_view payload = bytes.substr(head, size);
   std::uint32_t stored = 0;
   std::memcpy(&stored, bytes.data() + head + size, sizeof stored);
-  if (crc(payload) != stored) {
+  if (crc32_of(payload) != stored) {
     return Error{fmt::format("{} is corrupt (its checksum does not match)", name)};
   }
   return std::string(payload);
@@ -174,12 +240,25 @@ Result<std::string> unwrap_checkpoint(std::string_view bytes, const std::string&
 
 Result<std::string> read_checkpoint(const fs::path& dir) {
   const fs::path path = dir / kCheckpointFile;
+  // A FIFO would block the read forever and a symlink loop throws: only a regular file (or a
+  // link to one) is read.
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec && st.type() != fs::file_type::not_found)
+    return file_error("cannot read", path, ec.value());
+  if (st.type() != fs::file_type::not_found && st.type() != fs::file_type::regular) {
+    return Error{
+        fmt::format("{} is not a regular file; a checkpoint is the file a run wrote: "
+                    "restore it, or start the run again with --force",
+                    path.string())};
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (!fs::exists(path)) {
       return Error{
-          fmt::format("{} has no {}: only a run started with --checkpoint-every can be resumed",
-                      dir.string(), kCheckpointFile)};
+          fmt::format("{} has no {}: only a run started with --checkpoint-every can be resumed, "
+                      "from its first checkpoint on; start it again with --force --out {}",
+                      dir.string(), kCheckpointFile, dir.string())};
     }
     return file_error("cannot read", path, errno);
   }

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stalesgd/config/trainer_options.hpp"
+#include "stalesgd/data/dataset.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/util/result.hpp"
@@ -24,9 +26,14 @@ inline constexpr const char* kCheckpointFile = "checkpoint.bin";
 struct CheckpointHeader {
   std::vector<std::string> args;  // the run's flags (options_to_args), without --out
   std::string engine;             // which engine wrote it ("virtual", "thread", ...)
-  double t = 0.0;                 // the run's clock at the checkpoint, seconds
-  JournalOffsets offsets;         // the journal files hold exactly the rows below
-  std::uint64_t snapshots = 0;    // snapshots taken
+  // The run's identity (docs/reliability.md): --resume refuses a folder, options or data that
+  // do not match it.
+  std::string run_id;           // drawn when the run started; the same through every resume
+  std::string options_digest;   // of the resolved options (options_digest())
+  std::string data_digest;      // of the data set's files as read (Dataset::digest)
+  double t = 0.0;               // the run's clock at the checkpoint, seconds
+  JournalOffsets offsets;       // the journal files hold exactly the rows below
+  std::uint64_t snapshots = 0;  // snapshots taken
   std::uint64_t evals_skipped = 0;
   RunRecord rows;  // updates, gradients and evals so far
 };
@@ -34,6 +41,16 @@ struct CheckpointHeader {
 void save_header(StateWriter& out, const CheckpointHeader& header);
 // A header that does not parse leaves `in` bad (in.error() says where).
 CheckpointHeader load_header(StateReader& in);
+
+// The digest of the options that decide what a run computes: not where it writes, where its
+// data lies, how often it checkpoints or what it shows while it goes.
+std::string options_digest(const TrainerOptions& options);
+
+// Whether `header` belongs to the run that `options` on `data` is: the same options as this
+// build reads them, the same data files, a clock within the --time budget. Checked by --resume
+// before the run's folder is touched; the Error names what differs and the fix.
+Status check_identity(const CheckpointHeader& header, const TrainerOptions& options,
+                      const Dataset& data);
 
 // Wraps `payload` (magic, format, length, CRC) and writes DIR/checkpoint.bin atomically.
 Status write_checkpoint(const std::filesystem::path& dir, const std::string& payload);

@@ -2,14 +2,17 @@
 #include "stalesgd/output/run_journal.hpp"
 
 #include "util/atomic_file.hpp"
+#include "util/crc32.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -32,6 +35,25 @@ constexpr const char* kRunFiles[] = {
     "summary.json",   "updates.csv", "gradients.csv",    "evals.csv",       "workers.csv",
     "checkpoint.bin", "run.log",     "summary.json.tmp", "workers.csv.tmp", "checkpoint.bin.tmp"};
 
+// The CRC-32 of a file's first `n` bytes into `crc`; false (errno set) when a read fails.
+bool crc_of_prefix(int fd, std::uint64_t n, std::uint32_t& crc) {
+  std::vector<char> buf(1 << 20);
+  crc = 0;
+  for (std::uint64_t at = 0; at < n;) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), n - at));
+    const ssize_t got = ::pread(fd, buf.data(), want, static_cast<off_t>(at));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return false;
+    if (got == 0) {  // shorter than its size said a moment ago
+      errno = EIO;
+      return false;
+    }
+    crc = crc32_of(std::string_view(buf.data(), static_cast<std::size_t>(got)), crc);
+    at += static_cast<std::uint64_t>(got);
+  }
+  return true;
+}
+
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -49,7 +71,9 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
                              ec.message())};
   }
   if (existing == Existing::kRefuse) {
-    for (const char* name : kRunFiles) {
+    // A folder holds a run once its training started: what a run refused or killed before its
+    // first update left (headers, run.log) is replaced without asking.
+    for (const char* name : {"summary.json", "checkpoint.bin"}) {
       if (fs::exists(dir / name, ec)) {
         return Error{fmt::format(
             "--out {} already holds a run ({}); pass --force to replace it, --resume {} to "
@@ -57,6 +81,17 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
             dir.string(), name, dir.string())};
       }
     }
+    for (const auto& [name, header] :
+         {std::pair{"updates.csv", kUpdatesHeader}, std::pair{"gradients.csv", kGradientsHeader}}) {
+      const auto size = fs::file_size(dir / name, ec);
+      if (!ec && size > std::strlen(header)) {
+        return Error{fmt::format(
+            "--out {} holds a run cut before its first checkpoint ({} has rows, there is no "
+            "checkpoint.bin to resume from); pass --force to start it again, or another --out",
+            dir.string(), name)};
+      }
+    }
+    existing = Existing::kOverwrite;
   }
   if (existing == Existing::kOverwrite) {
     for (const char* name : kRunFiles) {
@@ -65,47 +100,67 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
       }
     }
   }
-  if (existing == Existing::kContinue) {
-    // An interrupted run being resumed is unfinished again until its new summary.json.
-    if (std::remove((dir / "summary.json").c_str()) != 0 && errno != ENOENT) {
-      return file_error("cannot remove", dir / "summary.json", errno);
-    }
-  }
   std::unique_ptr<RunJournal> j(new RunJournal(dir));
   const auto open_one = [&](File& file, const char* name, const char* header,
-                            std::uint64_t bytes_at, std::uint64_t& bytes) -> Status {
+                            std::uint64_t bytes_at, std::uint32_t crc_at, std::uint64_t& bytes,
+                            std::uint32_t& crc) -> Status {
     file.path = dir / name;
     if (existing != Existing::kContinue) {
       file.fd = ::open(file.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (file.fd < 0) return file_error("cannot write", file.path, errno);
-      return j->write(file, header, bytes);
+      return j->write(file, header, bytes, crc);
     }
-    // --resume: the rows after the checkpoint are written again, so cut them off.
-    file.fd = ::open(file.path.c_str(), O_WRONLY | O_CLOEXEC);
+    // --resume: the file up to the checkpoint must be the bytes this run wrote (an edited row
+    // or another run's checkpoint.bin would splice two histories). Only checked here; cut
+    // below, once every file passed, so that a refusal changes nothing.
+    file.fd = ::open(file.path.c_str(), O_RDWR | O_CLOEXEC);
     if (file.fd < 0) return file_error("cannot open for appending", file.path, errno);
     const auto size = fs::file_size(file.path, ec);
     if (ec || size < bytes_at) {
       return Error{fmt::format(
           "{} holds {} bytes but the checkpoint recorded {}: the run folder was changed after "
-          "the checkpoint; start the run afresh",
+          "the checkpoint; start the run again with --force",
           file.path.string(), ec ? 0 : size, bytes_at)};
     }
-    if (::ftruncate(file.fd, static_cast<off_t>(bytes_at)) != 0 ||
-        ::lseek(file.fd, 0, SEEK_END) < 0) {
-      return file_error("cannot cut back", file.path, errno);
+    std::uint32_t prefix = 0;
+    if (!crc_of_prefix(file.fd, bytes_at, prefix)) {
+      return file_error("cannot read", file.path, errno);
+    }
+    if (prefix != crc_at) {
+      return Error{fmt::format(
+          "{}: its first {} bytes are not the ones this run wrote before its checkpoint (a row "
+          "was edited, or checkpoint.bin is another run's); restore the file, or start the run "
+          "again with --force",
+          file.path.string(), bytes_at)};
     }
     file.flushed = bytes = bytes_at;
+    crc = crc_at;
     return {};
   };
   if (existing == Existing::kContinue) j->offsets_ = offsets;
+  JournalOffsets& at = j->offsets_;
   Status s = open_one(j->updates_, "updates.csv", kUpdatesHeader, offsets.update_bytes,
-                      j->offsets_.update_bytes);
+                      offsets.update_crc, at.update_bytes, at.update_crc);
   if (s) {
     s = open_one(j->gradients_, "gradients.csv", kGradientsHeader, offsets.gradient_bytes,
-                 j->offsets_.gradient_bytes);
+                 offsets.gradient_crc, at.gradient_bytes, at.gradient_crc);
   }
   if (s) {
-    s = open_one(j->evals_, "evals.csv", kEvalsHeader, offsets.eval_bytes, j->offsets_.eval_bytes);
+    s = open_one(j->evals_, "evals.csv", kEvalsHeader, offsets.eval_bytes, offsets.eval_crc,
+                 at.eval_bytes, at.eval_crc);
+  }
+  if (s && existing == Existing::kContinue) {
+    // The rows after the checkpoint are written again, so they are cut off; an interrupted
+    // run being resumed is unfinished again until its new summary.json.
+    for (File* file : {&j->updates_, &j->gradients_, &j->evals_}) {
+      if (::ftruncate(file->fd, static_cast<off_t>(file->flushed)) != 0 ||
+          ::lseek(file->fd, 0, SEEK_END) < 0) {
+        return file_error("cannot cut back", file->path, errno);
+      }
+    }
+    if (std::remove((dir / "summary.json").c_str()) != 0 && errno != ENOENT) {
+      return file_error("cannot remove", dir / "summary.json", errno);
+    }
   }
   if (s) s = j->flush();
   if (!s) return s.error();
@@ -118,10 +173,12 @@ RunJournal::~RunJournal() {
   }
 }
 
-Status RunJournal::write(File& file, std::string_view text, std::uint64_t& bytes) {
+Status RunJournal::write(File& file, std::string_view text, std::uint64_t& bytes,
+                         std::uint32_t& crc) {
   if (!error_) return error_;
   file.pending.append(text);
   bytes += text.size();
+  crc = crc32_of(text, crc);
   constexpr std::size_t kBuffer = 1 << 16;
   if (file.pending.size() >= kBuffer) return flush(file);
   return {};
@@ -154,7 +211,8 @@ Status RunJournal::append(std::span<const UpdateRecord> rows) {
     fmt::format_to(std::back_inserter(out), "{},{:.6f},{},{:.4f},{},{:.6g},{:.6g}\n", u.iteration,
                    u.wall_s, u.n_grads, u.mean_staleness, u.max_staleness, u.lr, u.minibatch_loss);
   }
-  if (auto s = write(updates_, fmt::to_string(out), offsets_.update_bytes); !s) return s;
+  if (auto s = write(updates_, fmt::to_string(out), offsets_.update_bytes, offsets_.update_crc); !s)
+    return s;
   offsets_.update_rows += rows.size();
   return maybe_flush();
 }
@@ -166,7 +224,10 @@ Status RunJournal::append(std::span<const GradientRecord> rows) {
     fmt::format_to(std::back_inserter(out), "{},{},{},{},{:.9f}\n", g.iteration, g.worker,
                    g.computed_on, g.staleness, g.duration_s);
   }
-  if (auto s = write(gradients_, fmt::to_string(out), offsets_.gradient_bytes); !s) return s;
+  if (auto s =
+          write(gradients_, fmt::to_string(out), offsets_.gradient_bytes, offsets_.gradient_crc);
+      !s)
+    return s;
   offsets_.gradient_rows += rows.size();
   return maybe_flush();
 }
@@ -178,7 +239,8 @@ Status RunJournal::append(std::span<const EvalRecord> rows) {
     fmt::format_to(std::back_inserter(out), "{:.6f},{},{:.6g},{:.6g},{:.6g},{:.6g}\n", e.wall_s,
                    e.iteration, e.train_loss, e.test_loss, e.test_error, e.train_objective);
   }
-  if (auto s = write(evals_, fmt::to_string(out), offsets_.eval_bytes); !s) return s;
+  if (auto s = write(evals_, fmt::to_string(out), offsets_.eval_bytes, offsets_.eval_crc); !s)
+    return s;
   offsets_.eval_rows += rows.size();
   return maybe_flush();
 }

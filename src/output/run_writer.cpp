@@ -159,6 +159,9 @@ Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const 
     if (p.ended == std::chrono::system_clock::time_point{})
       p.ended = std::chrono::system_clock::now();
     summary["provenance"] = provenance_json(p);
+    // The run's identity, the same through every resume: provenance, as the process and host
+    // are, since an uninterrupted run of the same flags is another run.
+    if (!run.run_id.empty()) summary["provenance"]["run_id"] = run.run_id;
   }
   summary["status"] = first_error.empty() ? "complete" : "incomplete";
   if (!first_error.empty()) summary["error"] = first_error;

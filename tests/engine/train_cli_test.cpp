@@ -61,6 +61,7 @@ TEST_CASE("train CLI: bad rule, K and delay specs get one line and exit non-zero
       {{"--sequential", "--workers", "2"}, "--sequential"},
       {{"--dataset", "svhn"}, "unknown data set 'svhn'"},
       {{"--wrkers", "3"}, "wrkers"},
+      {{"--out", ""}, "--out '' names no folder"},
   };
   for (const auto& [args, expected] : cases) {
     auto r = train_cli(args);

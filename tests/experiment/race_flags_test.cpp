@@ -91,6 +91,10 @@ TEST_CASE("race CLI: a bad --set, --only or --jobs is one line", "[experiment][c
       {{"--only", "nothing*"},
        "--only nothing*: no run's label or slug matches; the labels: 'K=1', 'K=2', 'real'"},
       {{"--jobs", "0"}, "--jobs 0 is not a number of runs from 1 to 1024"},
+      {{"--out", ""}, "--out '' names no folder; give one, e.g. --out runs/race"},
+      // --dry-run checks --out too: here a folder that cannot be made (under a regular file).
+      {{"--out", cfg + "/runs"}, "cannot create --out " + cfg + "/runs: " + cfg +
+                                     " is not a folder this user can write"},
   };
   for (const auto& [flags, expected] : cases) {
     std::vector<std::string> args{"race", "--config", cfg, "--dry-run"};

@@ -2,6 +2,10 @@
 #include "stalesgd/experiment/race.hpp"
 
 #include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -265,4 +269,89 @@ TEST_CASE("race CLI: a race killed with kill -9 and resumed writes the uninterru
     INFO(f);
     CHECK(output_bytes(a / f) == output_bytes(b / f));
   }
+}
+
+namespace {
+
+// Every file under `dir` with its bytes, but the lock file.
+std::map<std::string, std::string> race_files(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    // The lock file holds the pid of the last process that owned the folder.
+    if (!e.is_regular_file() || e.path().filename() == ".stalesgd.lock") continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    files[fs::relative(e.path(), dir).string()] = s.str();
+  }
+  return files;
+}
+
+double summary_lr(const fs::path& run) {
+  std::ifstream in(run / "summary.json");
+  return nlohmann::json::parse(in)["config"]["lr"].get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("race CLI: --resume keeps only runs the experiment file still describes",
+          "[experiment][cli][resume]") {
+  TempDir dir;
+  const auto cfg = two_run_race(dir, "");
+  const fs::path out = dir / "out";
+  const std::string cli = std::string(STALESGD_CLI);
+  REQUIRE(run_cli({"race", "--config", cfg.string(), "--checkpoint-every", "0.05s", "--out",
+                   out.string()})
+              .exit_code == 0);
+  // "second" as a kill -9 after its last checkpoint leaves it.
+  for (const char* f : {"second/summary.json", "second/workers.csv", "results.csv"}) {
+    fs::remove(out / f);
+  }
+  const auto file = [&](const std::string& lr) {
+    std::ifstream in(cfg);
+    std::stringstream s;
+    s << in.rdbuf();
+    std::ofstream(cfg, std::ios::trunc) << "lr = " << lr << "\n" << s.str();
+  };
+  const std::string original = [&] {
+    std::ifstream in(cfg);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }();
+
+  // The finished run "good" was run with lr 0.05: refused, nothing written.
+  file("0.1");
+  const auto before = race_files(out);
+  auto r = run_cli({"race", "--config", cfg.string(), "--resume", "--out", out.string()});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  // The race's first line ("race 'race': 2 runs into ..."), then the one error line.
+  CHECK(line_count(r.output) == 2);
+  CHECK_THAT(r.output, Contains("run 'good': " + (out / "good" / "summary.json").string() +
+                                " was written for other settings than the experiment file's "
+                                "now: lr = 0.1 (the run used 0.05)") &&
+                           Contains("add --force to run the changed runs again"));
+  CHECK(race_files(out) == before);
+
+  // The file as it was, and the documented form (no --checkpoint-every): "good" kept, "second"
+  // continued from its checkpoint.
+  std::ofstream(cfg, std::ios::trunc) << original;
+  r = run_cli({"race", "--config", cfg.string(), "--resume", "--out", out.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(race_files(out)["good/updates.csv"] == before.at("good/updates.csv"));
+  std::ifstream log(out / "second" / "run.log");
+  std::stringstream text;
+  text << log.rdbuf();
+  CHECK_THAT(text.str(), Contains("resume: run 'second'"));
+
+  // Changed again, with --force: both runs run again with the file's lr, and every summary
+  // says so.
+  file("0.1");
+  r = run_cli({"race", "--config", cfg.string(), "--resume", "--force", "--out", out.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(summary_lr(out / "good") == 0.1);
+  CHECK(summary_lr(out / "second") == 0.1);
 }

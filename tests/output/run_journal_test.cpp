@@ -117,6 +117,43 @@ TEST_CASE("train CLI: an --out holding a run is refused unless --force", "[outpu
   CHECK(summary(dir.path())["iterations"] == 7);
 }
 
+TEST_CASE("train CLI: a folder holds a run only once training started", "[output][cli]") {
+  TempDir dir;
+  const fs::path out = dir / "run";
+  const std::string base =
+      kCli + " train --model softmax --no-progress --iterations 5 --out " + out.string();
+  // A misspelt model is a usage error found before --out is touched.
+  auto r = run_shell(kCli + " train --model resnet --iterations 5 --out " + out.string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("unknown model 'resnet'"));
+  CHECK_FALSE(fs::exists(out));
+  // Refused after --out was opened, before the first update: what it left blocks nothing.
+  r = run_shell(base + " --data-dir " + (dir / "no-data").string());
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Contains("file not found"));
+  REQUIRE(fs::exists(out / "updates.csv"));
+  r = run_shell(base);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(summary(out)["iterations"] == 5);
+  // Killed before its first checkpoint (rows, no summary, no checkpoint): neither a plain start
+  // nor --resume, and both say --force starts it again.
+  fs::remove(out / "summary.json");
+  fs::remove(out / "workers.csv");
+  const std::string updates = slurp(out / "updates.csv");
+  r = run_shell(base);
+  CHECK(r.exit_code == 1);
+  CHECK(line_count(r.output) == 1);
+  CHECK_THAT(r.output, Contains("holds a run cut before its first checkpoint") &&
+                           Contains("updates.csv has rows") && Contains("--force"));
+  r = run_shell(kCli + " train --no-progress --resume " + out.string());
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Contains("start it again with --force --out " + out.string()));
+  CHECK(slurp(out / "updates.csv") == updates);
+  r = run_shell(base + " --force");
+  CHECK(r.exit_code == 0);
+}
+
 TEST_CASE("train CLI: an --out that cannot be created is found before training", "[output][cli]") {
   TempDir dir;
   std::ofstream(dir / "file") << "x";

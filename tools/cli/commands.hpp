@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "output/checkpoint.hpp"
 #include "stalesgd/config/trainer_options.hpp"
 #include "stalesgd/output/run_journal.hpp"
 
@@ -21,10 +22,11 @@ struct DataArgs {
 int run_data_fetch(const DataArgs& args);
 int run_data_info(const DataArgs& args);
 
-// Where a resumed run continues: its checkpoint's payload and the journal offsets it recorded.
+// Where a resumed run continues: its checkpoint's payload and header (the journal offsets,
+// the run's identity).
 struct ResumePoint {
   std::string payload;
-  JournalOffsets offsets;
+  CheckpointHeader header;
 };
 
 // `stalesgd train`: validates, loads the data, trains, writes --out, prints a summary table.

@@ -46,7 +46,7 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
       ("data-dir", "Directory holding the data sets, for every run (as train's --data-dir; replaces the file's data_dir)", cxxopts::value<std::string>())
       ("jobs", "Virtual-clock runs at a time; real-clock runs still go one at a time", cxxopts::value<int>()->default_value("1"))
       ("dry-run", "Check the file, every run's data set and model, and list the runs in a table without running them")
-      ("force", "Write into an --out that already holds files (files of the same names are replaced)")
+      ("force", "Write into an --out that already holds files (files of the same names are replaced); with --resume, run again the kept runs whose settings the experiment file changed")
       ("resume", "Finish the race in --out: keep the runs that finished, continue the one with a checkpoint, run the rest")
       ("checkpoint-every", "Each run writes a checkpoint this often (its clock), so --resume continues it; 0s = never", cxxopts::value<std::string>()->default_value("0s"))
       ("progress-every", "Seconds between progress lines in the log (stderr when it is not a terminal, and each run.log)", cxxopts::value<std::string>()->default_value("10s"))
@@ -82,7 +82,6 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
     a.dry_run = r.count("dry-run") > 0;
     a.force = r.count("force") > 0;
     a.resume = r.count("resume") > 0;
-    if (a.force && a.resume) return fail("--force and --resume exclude each other: pick one", 2);
     const auto every = parse_duration(r["checkpoint-every"].as<std::string>());
     if (!every) {
       return fail(fmt::format("--checkpoint-every: {}", every.error().message), 2);
@@ -95,6 +94,9 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
     if (r.count("data-dir")) a.data_dir = r["data-dir"].as<std::string>();
     if (!r.count("out") && !a.dry_run) return usage_error("race", "--out DIR is required");
     if (r.count("out")) a.out = r["out"].as<std::string>();
+    if (r.count("out") && a.out.empty()) {
+      return usage_error("race", "--out '' names no folder; give one, e.g. --out runs/race");
+    }
     return run_race(a);
   } catch (const cxxopts::exceptions::exception& e) {
     return usage_error("race", e);

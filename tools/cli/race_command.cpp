@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
+#include "output/folder_lock.hpp"
 #include "stalesgd/experiment/race.hpp"
 #include "util/logging.hpp"
 
@@ -94,6 +95,13 @@ int run_race(const RaceArgs& args) {
     print_runs(*ex, args.out);
     return 0;
   }
+  // One process per race folder for the whole race (docs/reliability.md).
+  FolderLock lock;
+  if (!args.out.empty()) {
+    auto locked = FolderLock::acquire(args.out);
+    if (!locked) return fail(locked.error().message);
+    lock = std::move(locked).value();
+  }
   fmt::print("race '{}': {} runs into {}/\n", ex->name, ex->runs.size(), args.out);
   if (!ex->description.empty()) fmt::print("{}\n", ex->description);
   print_jobs_plan(*ex, args.jobs);
@@ -114,6 +122,7 @@ int run_race(const RaceArgs& args) {
         std::fflush(stdout);
       },
       RaceSettings{.resume = args.resume,
+                   .rerun_changed = args.resume && args.force,
                    .checkpoint_every_s = args.checkpoint_every_s,
                    .jobs = args.jobs,
                    .progress = args.progress && logging::stderr_level() <= spdlog::level::info,

@@ -1,5 +1,6 @@
 // `stalesgd train --resume DIR`: the run's flags from its checkpoint, then train() continues it
 // (docs/reliability.md).
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -8,7 +9,9 @@
 
 #include "cli/commands.hpp"
 #include "config/option_table.hpp"
+#include "engine/mpi/mpi_runtime.hpp"
 #include "output/checkpoint.hpp"
+#include "output/folder_lock.hpp"
 
 namespace stalesgd::cli {
 namespace fs = std::filesystem;
@@ -31,6 +34,29 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
                const std::vector<std::string>& command_line) {
   const fs::path dir = given.resume_dir;
   std::error_code ec;
+  if (std::find(flags.begin(), flags.end(), "force") != flags.end()) {
+    return fail(fmt::format("--force and --resume exclude each other: --resume {} continues the "
+                            "run there, --force --out {} replaces it; give one",
+                            dir.string(), dir.string()),
+                2);
+  }
+  // The folder is ours before anything in it is read, and for the whole resumed run: a second
+  // process on it is refused (rank 0 alone writes under MPI; every rank hears the refusal).
+  FolderLock lock;
+  Status locked;
+  if (mpi::reports()) {
+    if (!fs::is_directory(dir, ec)) {
+      locked =
+          Error{fmt::format("--resume {}: no such folder; give the --out of the run to "
+                            "continue",
+                            dir.string())};
+    } else if (auto l = FolderLock::acquire(dir)) {
+      lock = std::move(l).value();
+    } else {
+      locked = l.error();
+    }
+  }
+  if (auto s = mpi::agree(locked); !s) return fail(s.error().message);
   if (fs::exists(dir / "summary.json", ec)) {
     std::ifstream in(dir / "summary.json");
     const auto summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -82,22 +108,22 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
     }
     if (flag == "out") {
       if (fs::weakly_canonical(given.out_dir, ec) != fs::weakly_canonical(dir, ec)) {
-        return fail(
-            fmt::format("--out {} conflicts with --resume {}: a resumed run writes into "
-                        "its own folder",
-                        given.out_dir.string(), dir.string()));
+        return fail(fmt::format("--out {} conflicts with --resume {}: a resumed run writes into "
+                                "its own folder",
+                                given.out_dir.string(), dir.string()),
+                    2);
       }
       continue;
     }
     const OptionDecl* d = find_option(flag);
     if (d == nullptr || d->get(given) != d->get(o)) {
-      return fail(
-          fmt::format("--{} conflicts with the run's --{} {}: --resume continues a run "
-                      "with the flags in its checkpoint",
-                      flag, flag, checkpoint_value(header.args, flag)));
+      return fail(fmt::format("--{} conflicts with the run's --{} {}: --resume continues a run "
+                              "with the flags in its checkpoint",
+                              flag, flag, checkpoint_value(header.args, flag)),
+                  2);
     }
   }
-  return run_train(o, ResumePoint{std::move(payload).value(), header.offsets}, command_line);
+  return run_train(o, ResumePoint{std::move(payload).value(), header}, command_line);
 }
 
 }  // namespace stalesgd::cli

@@ -1,6 +1,7 @@
 // `stalesgd train`.
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -8,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
+#include "output/folder_lock.hpp"
 #include "output/progress_reporter.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
@@ -89,12 +91,33 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   if (options.checkpoint_every_s > 0.0) {
     if (options.out_dir.empty()) return fail("--checkpoint-every needs --out DIR to write into", 2);
   }
-  if (!options.out_dir.empty() && mpi::reports()) {
+  // One process per folder (docs/reliability.md): --resume took the lock before it read the
+  // checkpoint; a new run takes it here, before --force may remove anything.
+  FolderLock lock;
+  // A resumed run reads its data first: the checkpoint must be this run's, on this data, before
+  // its folder is touched (a refusal changes no file).
+  std::optional<Result<Dataset>> data;
+  if (resume) {
+    data.emplace(load_dataset(options.dataset, options.data_dir));
+    if (!*data) {
+      ready = data->error();
+    } else if (auto same = check_identity(resume->header, options, **data); !same) {
+      ready = same.error();
+    }
+  }
+  if (!options.out_dir.empty() && mpi::reports() && !resume) {
+    if (auto locked = FolderLock::acquire(options.out_dir)) {
+      lock = std::move(locked).value();
+    } else {
+      ready = locked.error();
+    }
+  }
+  if (ready && !options.out_dir.empty() && mpi::reports()) {
     const auto existing = resume          ? RunJournal::Existing::kContinue
                           : options.force ? RunJournal::Existing::kOverwrite
                                           : RunJournal::Existing::kRefuse;
-    auto opened =
-        RunJournal::open(options.out_dir, existing, resume ? resume->offsets : JournalOffsets{});
+    auto opened = RunJournal::open(options.out_dir, existing,
+                                   resume ? resume->header.offsets : JournalOffsets{});
     if (opened) {
       journal = std::move(opened).value();
     } else {
@@ -117,18 +140,19 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     if (log) log->record(spdlog::level::err, message);
     return fail(message, status);
   };
-  auto data = load_dataset(options.dataset, options.data_dir);
-  if (ready && !data) ready = data.error();
+  if (!data) data.emplace(load_dataset(options.dataset, options.data_dir));
+  if (ready && !*data) ready = data->error();
   // --engine mpi: every rank is ready, or all stop and rank 0 names the one that is not.
   if (auto s = mpi::agree(ready); !s) return failed(s.error().message, 1);
   spdlog::logger& logger = log ? *log->logger() : *spdlog::default_logger();
-  logger.debug("data: {} ({} training, {} test samples) from {}", data->name, data->train.count,
-               data->test.count, options.data_dir.string());
+  const Dataset& dataset = data->value();
+  logger.debug("data: {} ({} training, {} test samples) from {}", dataset.name, dataset.train.count,
+               dataset.test.count, options.data_dir.string());
   // Progress on stderr from rank 0 only, and not with -q or --no-progress.
   ProgressReporter progress(
       options.progress && mpi::reports() && logging::stderr_level() <= spdlog::level::info,
       options.progress_every_s, log.get());
-  auto run = train(*resolved, *data,
+  auto run = train(*resolved, dataset,
                    TrainIo{.interrupt = interrupt.flag(),
                            .journal = journal.get(),
                            .resume = resume ? &resume->payload : nullptr,

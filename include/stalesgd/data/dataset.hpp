@@ -51,6 +51,9 @@ struct Dataset {
   int num_classes = 10;
   Split train;
   Split test;
+  // The CRC-32s of the files' bytes as read, train then test, as 16 hex digits: the data set's
+  // identity, which a resumed run checks against its checkpoint. Empty for data made in memory.
+  std::string digest;
 };
 
 // Per-split statistics for `stalesgd data info`.

@@ -77,6 +77,9 @@ struct RaceSettings {
   // Keep the runs that finished (their summary.json says so); continue a run that has a
   // checkpoint from it; start the others afresh.
   bool resume = false;
+  // With resume: a kept run (finished, or cut with a checkpoint) whose settings differ from the
+  // experiment file's is run again from its start instead of refused (--resume --force).
+  bool rerun_changed = false;
   // Every in-process run writes a checkpoint this often (its own clock); 0 = never.
   double checkpoint_every_s = 0.0;
   // Runs at a time. Only runs that may_run_alongside() share the time: they go first, then

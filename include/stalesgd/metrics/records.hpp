@@ -111,6 +111,7 @@ struct RunRecord {
   std::size_t eval_test_samples = 0;   // test samples each evaluation used
   std::size_t eval_train_samples = 0;  // training samples of each evaluation's train loss
   std::string model;                   // Model::describe()
+  std::string run_id;                  // drawn when the run started, the same through every resume
   std::vector<float> final_params;     // the parameters when training stopped
 };
 

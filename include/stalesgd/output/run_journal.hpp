@@ -27,6 +27,8 @@ struct JournalOffsets {
   std::uint64_t update_rows = 0, update_bytes = 0;
   std::uint64_t gradient_rows = 0, gradient_bytes = 0;
   std::uint64_t eval_rows = 0, eval_bytes = 0;
+  // CRC-32 of each file's first *_bytes bytes: a resumed run refuses a file changed behind it.
+  std::uint32_t update_crc = 0, gradient_crc = 0, eval_crc = 0;
 };
 
 class RunJournal {
@@ -71,7 +73,7 @@ class RunJournal {
     std::uint64_t flushed = 0;  // bytes in the file, all of them whole rows
   };
   explicit RunJournal(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  Status write(File& file, std::string_view text, std::uint64_t& bytes);
+  Status write(File& file, std::string_view text, std::uint64_t& bytes, std::uint32_t& crc);
   Status flush(File& file);
   Status maybe_flush();
 

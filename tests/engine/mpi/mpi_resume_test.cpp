@@ -16,15 +16,23 @@ TEST_CASE("mpi: a run killed with kill -9 and resumed has each iteration once", 
   require_mpi();
   TempDir dir;
   const fs::path out = dir / "run";
-  // Every rank is killed at once once rank 0 has written a checkpoint and gone on a little.
+  // Every rank is killed at once once rank 0 has written a checkpoint and gone on a little. The
+  // pattern is anchored at the binary's path: unanchored it also matches this shell's own
+  // command line, which pkill would kill before it waits.
+  const std::string ranks =
+      std::string("'^") + STALESGD_CLI + " train --engine mpi .*" + out.string() + "'";
   const auto killed = run_mpi_shell(
       "timeout --foreground 60 tools/mpirun.sh -np 3 " STALESGD_CLI
       " train --engine mpi --model softmax --rule k-sync --k 1 --delay exp:mean=3ms --time 3s "
       "--checkpoint-every 0.3s --no-progress --out " +
       out.string() + " >/dev/null 2>&1 & for i in $(seq 1200); do [ -e " +
-      (out / "checkpoint.bin").string() +
-      " ] && break; sleep 0.05; done; sleep 0.5; pkill -9 -f 'train --engine mpi .*" +
-      out.string() + "'; wait; echo done");
+      (out / "checkpoint.bin").string() + " ] && break; sleep 0.05; done; sleep 0.5; pkill -9 -f " +
+      ranks +
+      "; wait; "
+      // A killed rank may still be in a system call (fsync); until it is gone it owns the
+      // folder, and the resume would be refused as a second process on it.
+      "for i in $(seq 200); do pgrep -f " +
+      ranks + " >/dev/null || break; sleep 0.05; done; echo done");
   INFO(killed.output);
   REQUIRE(fs::exists(out / "checkpoint.bin"));
   REQUIRE_FALSE(fs::exists(out / "summary.json"));
