@@ -43,11 +43,6 @@ std::uint64_t max_lead(const RunRecord& run) {
   return lead;
 }
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 }  // namespace
 
 TEST_CASE("ssp virtual: the pusher is never more than s + 1 gradients ahead of the slowest",

@@ -21,11 +21,6 @@ TrainerOptions virtual_options(const std::string& rule, int workers, int k,
   return o;
 }
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 }  // namespace
 
 TEST_CASE("virtual: two runs with the same seed write byte-identical files", "[engine][virtual]") {

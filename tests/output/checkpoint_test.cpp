@@ -22,12 +22,6 @@ namespace {
 
 const std::string kCli = STALESGD_CLI;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Starts `command` in the background, waits for DIR/checkpoint.bin, waits `after` more
 // seconds, then sends `signal`; returns what the shell printed ("finished" if the run ended

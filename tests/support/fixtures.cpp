@@ -17,9 +17,13 @@
 namespace stalesgd::test {
 namespace fs = std::filesystem;
 
-std::string output_bytes(const fs::path& path) {
+std::string slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string output_bytes(const fs::path& path) {
+  std::string bytes = slurp(path);
   if (path.filename() != "summary.json" || bytes.empty()) return bytes;
   auto j = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return bytes;

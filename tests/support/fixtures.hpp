@@ -47,6 +47,9 @@ CliResult run_cli(const std::vector<std::string>& args);
 // exit_code -1 when the shell was killed by a signal.
 CliResult run_shell(const std::string& command);
 
+// A file's bytes as a string; empty when it cannot be read.
+std::string slurp(const std::filesystem::path& path);
+
 // A run's output file as bytes; for a summary.json, without its "provenance" (the command
 // line, times and host of the process that wrote it), so that runs can be compared.
 std::string output_bytes(const std::filesystem::path& path);
