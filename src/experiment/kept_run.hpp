@@ -17,8 +17,7 @@ namespace stalesgd {
 // file's options for that run, resolved), as "lr = 0.1 (the run used 0.05)"; nullopt when they
 // agree. Settings that do not change a run's result are not compared: checkpoint_every,
 // data_dir (the data may have moved), and the progress ones.
-std::optional<std::string> changed_setting(const nlohmann::json& config,
-                                           const TrainerOptions& now);
+std::optional<std::string> changed_setting(const nlohmann::json& config, const TrainerOptions& now);
 
 // The same for a cut run: its checkpoint's recorded flags against `now`'s, but for
 // --checkpoint-every and --data-dir.

@@ -93,8 +93,8 @@ TEST_CASE("race CLI: a bad --set, --only or --jobs is one line", "[experiment][c
       {{"--jobs", "0"}, "--jobs 0 is not a number of runs from 1 to 1024"},
       {{"--out", ""}, "--out '' names no folder; give one, e.g. --out runs/race"},
       // --dry-run checks --out too: here a folder that cannot be made (under a regular file).
-      {{"--out", cfg + "/runs"}, "cannot create --out " + cfg + "/runs: " + cfg +
-                                     " is not a folder this user can write"},
+      {{"--out", cfg + "/runs"},
+       "cannot create --out " + cfg + "/runs: " + cfg + " is not a folder this user can write"},
   };
   for (const auto& [flags, expected] : cases) {
     std::vector<std::string> args{"race", "--config", cfg, "--dry-run"};

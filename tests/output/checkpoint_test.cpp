@@ -22,7 +22,6 @@ namespace {
 
 const std::string kCli = STALESGD_CLI;
 
-
 // Starts `command` in the background, waits for DIR/checkpoint.bin, waits `after` more
 // seconds, then sends `signal`; returns what the shell printed ("finished" if the run ended
 // first).

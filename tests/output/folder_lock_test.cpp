@@ -47,10 +47,9 @@ TEST_CASE("folder lock: a second holder in any process is refused with the first
   // process's would.
   auto second = FolderLock::acquire(out);
   REQUIRE_FALSE(second);
-  CHECK_THAT(second.error().message,
-             Contains("--out " + out.string() + " is in use by process " +
-                      std::to_string(::getpid())) &&
-                 Contains("wait for it to end, or pass another --out"));
+  CHECK_THAT(second.error().message, Contains("--out " + out.string() + " is in use by process " +
+                                              std::to_string(::getpid())) &&
+                                         Contains("wait for it to end, or pass another --out"));
   { FolderLock moved = std::move(first).value(); }  // released with its last descriptor
   auto third = FolderLock::acquire(out);
   CHECK(third);
@@ -66,12 +65,28 @@ TEST_CASE("folder lock: train, train --force, train --resume and race refuse a f
   TempDir dir;
   const fs::path run = dir / "run";
   const std::string data = repo_data_dir().string();
-  const std::vector<std::string> train{"train",      "--model",   "softmax", "--rule",
-                                       "k-async",    "--workers", "4",       "--k",
-                                       "2",          "--delay",   "exp:mean=5ms",
-                                       "--clock",    "virtual",   "--iterations", "40",
-                                       "--checkpoint-every", "0.02s", "--no-progress",
-                                       "--data-dir", data,        "--out",   run.string()};
+  const std::vector<std::string> train{"train",
+                                       "--model",
+                                       "softmax",
+                                       "--rule",
+                                       "k-async",
+                                       "--workers",
+                                       "4",
+                                       "--k",
+                                       "2",
+                                       "--delay",
+                                       "exp:mean=5ms",
+                                       "--clock",
+                                       "virtual",
+                                       "--iterations",
+                                       "40",
+                                       "--checkpoint-every",
+                                       "0.02s",
+                                       "--no-progress",
+                                       "--data-dir",
+                                       data,
+                                       "--out",
+                                       run.string()};
   auto r = run_cli(train);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -80,8 +95,8 @@ TEST_CASE("folder lock: train, train --force, train --resume and race refuse a f
                         "delay = \"exp:mean=5ms\"\nclock = \"virtual\"\niterations = 5\n"
                         "[[run]]\nlabel = \"a\"\n";
   const fs::path race = dir / "race";
-  REQUIRE(run_cli({"race", "--config", cfg.string(), "--data-dir", data, "--no-progress",
-                   "--out", race.string()})
+  REQUIRE(run_cli({"race", "--config", cfg.string(), "--data-dir", data, "--no-progress", "--out",
+                   race.string()})
               .exit_code == 0);
 
   auto held_run = FolderLock::acquire(run);

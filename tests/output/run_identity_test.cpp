@@ -21,7 +21,6 @@ namespace {
 
 const std::string kCli = STALESGD_CLI;
 
-
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -114,8 +113,9 @@ TEST_CASE("run identity: a data set other than the run's is refused", "[output][
   for (const auto& e : fs::directory_iterator(repo_data_dir() / "fashion-mnist")) {
     fs::copy_file(e.path(), data / "mnist" / e.path().filename());
   }
-  refused(run.path(), "the mnist files under --data-dir " + data.path().string() +
-                          " are not the ones this run started on",
+  refused(run.path(),
+          "the mnist files under --data-dir " + data.path().string() +
+              " are not the ones this run started on",
           " --data-dir " + data.path().string());
   // The run's own data, elsewhere: accepted.
   fs::remove_all(data / "mnist");
@@ -123,9 +123,8 @@ TEST_CASE("run identity: a data set other than the run's is refused", "[output][
   for (const auto& e : fs::directory_iterator(repo_data_dir() / "mnist")) {
     fs::copy_file(e.path(), data / "mnist" / e.path().filename());
   }
-  const auto r =
-      run_shell(kCli + " train --no-progress --resume " + run.path().string() + " --data-dir " +
-                data.path().string());
+  const auto r = run_shell(kCli + " train --no-progress --resume " + run.path().string() +
+                           " --data-dir " + data.path().string());
   INFO(r.output);
   CHECK(r.exit_code == 0);
 }

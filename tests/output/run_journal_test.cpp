@@ -16,7 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 // Every line ends with '\n' and has the header's number of fields.
 void check_whole_rows(const fs::path& path) {
   INFO(path);
