@@ -1,6 +1,7 @@
 // race --resume: a kept run's settings against the experiment file's.
 #include "experiment/kept_run.hpp"
 
+#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -8,14 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
+#include "output/checkpoint.hpp"
 
 namespace stalesgd {
-namespace {
+namespace fs = std::filesystem;
 
-bool not_compared(const std::string& key) {
-  return key == "checkpoint_every" || key == "data_dir" || key == "progress" ||
-         key == "progress_every";
-}
+namespace {
 
 // Flag -> value ("" for a switch) of an argument list, without --checkpoint-every and
 // --data-dir.
@@ -31,6 +30,18 @@ std::map<std::string, std::string> flag_values(const std::vector<std::string>& a
   return out;
 }
 
+// --resume: the summary of a run that finished (complete, and not stopped by Ctrl-C).
+std::optional<nlohmann::json> finished_summary(const fs::path& dir) {
+  std::ifstream in(dir / "summary.json");
+  if (!in) return std::nullopt;
+  auto s = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!s.is_object() || s.value("status", "") != std::string("complete") ||
+      s.value("stop_reason", "") == std::string("interrupted")) {
+    return std::nullopt;
+  }
+  return s;
+}
+
 }  // namespace
 
 std::optional<std::string> changed_setting(const nlohmann::json& config,
@@ -38,7 +49,7 @@ std::optional<std::string> changed_setting(const nlohmann::json& config,
   if (!config.is_object()) return std::string("summary.json has no config");
   const nlohmann::json file = options_to_json(now);
   for (const auto& [key, value] : file.items()) {
-    if (not_compared(key)) continue;
+    if (outside_the_run(key)) continue;
     // summary.json says null where 0 means none, and the samples each evaluation used where
     // 0 means all of them.
     const bool zero = value.is_number() && value.get<double>() == 0.0;
@@ -79,6 +90,48 @@ double recorded_checkpoint_every(const std::vector<std::string>& recorded) {
     }
   }
   return 0.0;
+}
+
+Result<KeptRun> keep(const ExperimentRun& r, const fs::path& dir, const RaceSettings& settings,
+                     const RaceData& data) {
+  KeptRun k;
+  const auto changed_error = [&](const fs::path& file, const std::string& changed) {
+    return Error{fmt::format(
+        "run '{}': {} was written for other settings than the experiment file's now: {}; "
+        "restore the file, add --force to run the changed runs again, or race into a new --out",
+        r.label, file.string(), changed)};
+  };
+  if (auto done = finished_summary(dir)) {
+    if (auto changed = changed_setting((*done)["config"], r.options())) {
+      if (!settings.rerun_changed) return changed_error(dir / "summary.json", *changed);
+      return k;
+    }
+    k.summary = std::move(done);
+    return k;
+  }
+  // An mpi run is run again from its start; a run without a checkpoint afresh.
+  if (r.options().engine == EngineKind::kMpi || !fs::exists(dir / kCheckpointFile)) return k;
+  auto read = read_checkpoint(dir);
+  if (!read) return read.error();
+  StateReader in(*read);
+  const CheckpointHeader header = load_header(in);
+  if (!in.ok()) return Error{fmt::format("{}: {}", (dir / kCheckpointFile).string(), in.error())};
+  if (auto changed = changed_flag(header.args, r.options())) {
+    if (!settings.rerun_changed) return changed_error(dir / kCheckpointFile, *changed);
+    return k;
+  }
+  const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
+  if (auto same = check_identity(header, r.options(), ds); !same) {
+    if (!settings.rerun_changed) {
+      return Error{fmt::format("run '{}': {}: {}", r.label, (dir / kCheckpointFile).string(),
+                               same.error().message)};
+    }
+    return k;
+  }
+  k.payload = std::move(read).value();
+  k.offsets = header.offsets;
+  k.checkpoint_every_s = recorded_checkpoint_every(header.args);
+  return k;
 }
 
 }  // namespace stalesgd

@@ -3,15 +3,33 @@
 // results.csv, runs.csv and every summary.json describe the same runs (docs/experiments.md).
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "stalesgd/config/trainer_options.hpp"
+#include "stalesgd/experiment/race.hpp"
+#include "stalesgd/output/run_journal.hpp"
 
 namespace stalesgd {
+
+// What --resume keeps of a run of the earlier race: its summary (it finished) or its
+// checkpoint (it was cut); neither: it runs afresh.
+struct KeptRun {
+  std::optional<nlohmann::json> summary;
+  std::optional<std::string> payload;
+  JournalOffsets offsets;
+  double checkpoint_every_s = 0.0;  // the cut run's, for a --resume without --checkpoint-every
+};
+
+// The kept part of run `r` in `dir`, checked against the experiment file's settings for it
+// (and, for a cut run, its identity against `data`) before the race writes anything: a changed
+// run is refused naming the setting, or with settings.rerun_changed run again.
+Result<KeptRun> keep(const ExperimentRun& r, const std::filesystem::path& dir,
+                     const RaceSettings& settings, const RaceData& data);
 
 // The first setting in which a finished run's summary.json "config" differs from `now` (the
 // file's options for that run, resolved), as "lr = 0.1 (the run used 0.05)"; nullopt when they

@@ -171,10 +171,16 @@ CheckpointHeader load_header(StateReader& in) {
   return h;
 }
 
+bool outside_the_run(std::string_view key) {
+  return key == "data_dir" || key == "progress" || key == "progress_every" ||
+         key == "checkpoint_every";
+}
+
 std::string options_digest(const TrainerOptions& options) {
-  nlohmann::json j = options_to_json(options);
-  for (const char* key : {"data_dir", "progress", "progress_every", "checkpoint_every"}) {
-    j.erase(key);
+  const nlohmann::json all = options_to_json(options);  // named: items() is a view of it
+  nlohmann::json j;
+  for (const auto& [key, value] : all.items()) {
+    if (!outside_the_run(key)) j[key] = value;
   }
   return fmt::format("{:08x}", crc32_of(j.dump()));
 }

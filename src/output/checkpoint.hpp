@@ -42,6 +42,11 @@ void save_header(StateWriter& out, const CheckpointHeader& header);
 // A header that does not parse leaves `in` bad (in.error() says where).
 CheckpointHeader load_header(StateReader& in);
 
+// Whether an options_to_json key leaves what a run computes unchanged: where its data lies,
+// how often it checkpoints, what it shows while it goes. Not in the digest below, and not
+// compared by race --resume.
+bool outside_the_run(std::string_view key);
+
 // The digest of the options that decide what a run computes: not where it writes, where its
 // data lies, how often it checkpoints or what it shows while it goes.
 std::string options_digest(const TrainerOptions& options);
