@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses of fuzz/ (docs/reliability.md): installs what is missing, builds
-# build-fuzz with clang (-fsanitize=fuzzer,address,undefined) and fuzzes NAME for SECONDS from
-# its seeds in fuzz/corpus/NAME (read only) and a scratch corpus build-fuzz/corpus/NAME (kept
-# between runs), so the tree is not modified.
+# them in build-asan (clang, AddressSanitizer + UBSan: tools/build.sh) and fuzzes NAME for SECONDS
+# from its seeds in fuzz/corpus/NAME (read only) and a scratch corpus build-asan/corpus/NAME
+# (kept between runs), so the tree is not modified.
 # usage: tools/fuzz.sh NAME|all SECONDS [libFuzzer flags, e.g. -jobs=2 or -seed=1]
 #        tools/fuzz.sh --list
-# One line per harness. Exit 1 on a finding, naming the saved input (build-fuzz/findings/NAME/)
-# and the log; replay it with build-fuzz/fuzz/fuzz_NAME <input>.
+# One line per harness. Exit 1 on a finding, naming the saved input (build-asan/findings/NAME/)
+# and the log; replay it with build-asan/fuzz/fuzz_NAME <input>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,11 +28,9 @@ else
 fi
 
 tools/setup.sh build fuzz
-dir=build-fuzz
-# Debug keeps asserts on; STALESGD_FUZZ adds -O1 and the instrumentation to every target.
-CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
-  -DSTALESGD_FUZZ=ON -DSTALESGD_BUILD_TESTS=OFF -DSTALESGD_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$dir" --target "$target" >&2
+# The harnesses are targets of the AddressSanitizer + UBSan build (clang, the library at -O2 with
+# libFuzzer's coverage on the code that reads input): the one tools/test.sh builds for the suite.
+dir=$(tools/build.sh --sanitize address,undefined --target "$target")
 
 # A UBSan report aborts (-fno-sanitize-recover) with its stack, so libFuzzer saves the input.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}

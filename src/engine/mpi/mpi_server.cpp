@@ -39,7 +39,6 @@ double delay_scale(const StragglerProfile& delays) {
 
 MpiServer::MpiServer(RunContext& ctx, int ranks)
     : ctx_(ctx),
-      o_(ctx.options),
       ranks_(ranks),
       per_rank_(ctx.options.workers_per_rank),
       // Pinned at once: each worker's w_tau, at most two assignments per worker in the Outbox,

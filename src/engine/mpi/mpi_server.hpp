@@ -65,7 +65,6 @@ class MpiServer final : public ServerTransport {
   int rank_of(int w) const { return 1 + w / per_rank_; }
 
   RunContext& ctx_;
-  const TrainerOptions& o_;
   const int ranks_;
   const int per_rank_;
   LockedServer server_;
