@@ -11,6 +11,7 @@
 #include "engine/thread_engine.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
+#include "util/fault_point.hpp"
 
 namespace stalesgd {
 
@@ -52,6 +53,7 @@ void ThreadEngine::worker_loop(int w) {
     std::unique_lock lock(start_mu_);
     start_cv_.wait(lock, [&] { return started_; });
   }
+  fault_point("worker");
   auto last_end = resumed_from_;
   // --fail: when this worker fails; it checks at each step (docs/rules.md, "Failed workers").
   const PlannedFailure* planned = ctx_.run.failures().of(w);

@@ -14,7 +14,6 @@ using namespace stalesgd::test;
 using Catch::Matchers::Contains;
 
 namespace {
-const std::string kCli = STALESGD_CLI;
 
 std::string read_text(const std::filesystem::path& p) {
   std::ifstream in(p);

@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCli = STALESGD_CLI;
-
 // Starts `command` in the background, waits for DIR/checkpoint.bin, waits `after` more
 // seconds, then sends `signal`; returns what the shell printed ("finished" if the run ended
 // first).
@@ -150,8 +148,10 @@ TEST_CASE("resume: a conflicting flag, a finished run and a damaged checkpoint g
   const std::string run = kCli +
                           " train --model softmax --clock virtual --rule async --workers 2 "
                           "--delay exp:mean=10ms --checkpoint-every 1s --no-progress --time " +
-                          // Long enough that the kill lands early; shorter where compute is slow.
-                          (kSanitized ? "20s" : "60s") + " --out " + dir.path().string();
+                          // Long enough that the kill lands early (it comes within 20 ms of
+                          // the first checkpoint, at 1 s); shorter where compute is slow, for
+                          // the resume that runs it to its end.
+                          (kSanitized ? "5s" : "60s") + " --out " + dir.path().string();
   const std::string killed = cut(run, dir.path(), "0", "KILL");
   REQUIRE(killed.find("finished") == std::string::npos);
   const std::string resume = kCli + " train --no-progress --resume " + dir.path().string();
@@ -162,7 +162,7 @@ TEST_CASE("resume: a conflicting flag, a finished run and a damaged checkpoint g
   CHECK(r.exit_code == 2);
   CHECK(line_count(r.output) == 1);
   CHECK_THAT(r.output, Contains(std::string("--time conflicts with the run's --time ") +
-                                (kSanitized ? "20s" : "60s")));
+                                (kSanitized ? "5s" : "60s")));
   r = run_shell(resume + " --out /tmp/elsewhere");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains("a resumed run writes into its own folder"));

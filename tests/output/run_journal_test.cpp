@@ -35,8 +35,6 @@ nlohmann::json summary(const fs::path& dir) {
   return nlohmann::json::parse(in);
 }
 
-const std::string kCli = STALESGD_CLI;
-
 }  // namespace
 
 TEST_CASE("journal: rows are appended and a resumed journal is cut back to its offsets",

@@ -37,6 +37,9 @@ std::vector<std::uint8_t> idx_labels(const std::vector<std::uint8_t>& labels,
 // CIFAR-10 binary records: label, then 3072 pixel bytes equal to (record + p) % 256.
 std::vector<std::uint8_t> cifar_records(const std::vector<std::uint8_t>& labels);
 
+// The path of the stalesgd binary under test, for shell command lines.
+inline const std::string kCli = STALESGD_CLI;
+
 // Runs the stalesgd binary with `args` (no shell); output is stdout + stderr merged.
 struct CliResult {
   int exit_code = -1;

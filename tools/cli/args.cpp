@@ -14,6 +14,7 @@
 #include "config/option_table.hpp"
 #include "stalesgd/straggler/duration.hpp"
 #include "stalesgd/version.hpp"
+#include "util/fault_point.hpp"
 #include "util/logging.hpp"
 
 namespace stalesgd::cli {
@@ -259,6 +260,7 @@ int run_cli(int argc, char** argv) {
     fmt::print("stalesgd {} (commit {})\n", version(), git_commit());
     return 0;
   }
+  fault_point("command");
   if (command == "data") return data_command(argc - 1, argv + 1);
   if (command == "train") return train_command(argc - 1, argv + 1, command_line);
   if (command == "theory") return theory_command(argc - 1, argv + 1);

@@ -8,6 +8,8 @@
 namespace stalesgd::cli {
 
 int run_data_fetch(const DataArgs& args) {
+  // A name not in the catalog is a bad value (exit 2); a failed fetch is a failure (exit 1).
+  if (auto s = check_dataset_name(args.dataset); !s) return fail(s.error().message, 2);
   FetchOptions options;
   options.data_dir = args.data_dir;
   options.download = args.download;
@@ -18,6 +20,7 @@ int run_data_fetch(const DataArgs& args) {
 }
 
 int run_data_info(const DataArgs& args) {
+  if (auto s = check_dataset_name(args.dataset); !s) return fail(s.error().message, 2);
   auto ds = load_dataset(args.dataset, args.data_dir);
   if (!ds) return fail(ds.error().message);
   const auto& shape = ds->train.shape;

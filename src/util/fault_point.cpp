@@ -1,0 +1,16 @@
+#include "util/fault_point.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace stalesgd {
+
+void fault_point(std::string_view point) {
+  const char* wanted = std::getenv("STALESGD_FAULT");
+  if (wanted != nullptr && point == wanted) {
+    throw std::runtime_error("fault injected at '" + std::string(point) + "' (STALESGD_FAULT)");
+  }
+}
+
+}  // namespace stalesgd

@@ -1,0 +1,14 @@
+// Fault injection: with STALESGD_FAULT=POINT in the environment, the named point throws as a bug
+// there would, so that the exit status of an internal error (3) and what a run writes on one are
+// tested through the real process (docs/cli.md, "Exit status"; docs/reliability.md). Points:
+// "command" -- a command's own thread, before it does anything; "worker" -- a real-clock worker
+// thread, before its first gradient. Without the variable a point does nothing.
+#pragma once
+
+#include <string_view>
+
+namespace stalesgd {
+
+void fault_point(std::string_view point);
+
+}  // namespace stalesgd
