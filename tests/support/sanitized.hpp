@@ -1,21 +1,22 @@
-// Whether this test binary runs under AddressSanitizer or ThreadSanitizer (GCC and clang say so
-// by their macros). The end-to-end tests that repeat whole training runs take a lighter model
-// or a shorter run there, where every access is checked and compute is 10-40x slower; what they
-// check stays the same.
+// Whether this test binary runs under AddressSanitizer or ThreadSanitizer (GCC says so by its
+// __SANITIZE_*__ macros, clang by __has_feature). The end-to-end tests that repeat whole
+// training runs take a lighter model or a shorter run there, where every access is checked and
+// compute is 10-40x slower; what they check stays the same.
 #pragma once
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STALESGD_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define STALESGD_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef STALESGD_TEST_SANITIZED
+#define STALESGD_TEST_SANITIZED 0
+#endif
 
 namespace stalesgd::test {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
+inline constexpr bool kSanitized = STALESGD_TEST_SANITIZED == 1;
 
 }  // namespace stalesgd::test

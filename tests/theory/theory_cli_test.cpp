@@ -7,6 +7,7 @@
 
 #include "stalesgd/theory/runtime.hpp"
 #include "support/fixtures.hpp"
+#include "support/sanitized.hpp"
 #include "util/subprocess.hpp"
 
 using namespace stalesgd;
@@ -87,7 +88,7 @@ TEST_CASE("theory CLI refuses --samples beyond the memory in one line", "[theory
 
 // Not in the sanitizer builds: ASan and TSan reserve terabytes of address space for their
 // shadow memory at start-up, so no process starts under a `ulimit -v`; the plain suite runs it.
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !STALESGD_TEST_SANITIZED
 TEST_CASE("theory CLI bounds --samples by ulimit -v when it is lower", "[theory][cli]") {
   // 2,000,000 KiB of address space: about 128 million updates fit in half of it.
   const auto r = run_process({"/bin/sh", "-c",
