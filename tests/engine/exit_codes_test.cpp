@@ -7,6 +7,7 @@
 
 #include "engine/engine_test_util.hpp"
 #include "support/sanitized.hpp"
+#include "support/summary.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -46,11 +47,6 @@ void check_error(const CliResult& r, int status, const std::string& says) {
   CHECK(r.output.find("stalesgd: error: ") == r.output.size() - line.size() - 1);
 }
 
-nlohmann::json summary(const fs::path& dir) {
-  std::ifstream in(dir / "summary.json");
-  return nlohmann::json::parse(in);
-}
-
 // A race of one short virtual-clock run; `time` sets its budget.
 fs::path write_race(const TempDir& dir, const std::string& time) {
   const fs::path file = dir / "race.toml";
@@ -79,8 +75,8 @@ TEST_CASE("exit status, train: 0, 1, 2, 3, 130, 143", "[cli][exit]") {
   // An exception in a worker thread: the run's outputs are written, marked incomplete.
   r = run_shell("STALESGD_FAULT=worker " + kTrain + "--time 5s --out " + (dir / "bug").string());
   check_error(r, 3, "fault injected at 'worker'");
-  CHECK(summary(dir / "bug")["stop_reason"] == "failed");
-  CHECK(summary(dir / "bug")["status"] == "incomplete");
+  CHECK(read_summary(dir / "bug")["stop_reason"] == "failed");
+  CHECK(read_summary(dir / "bug")["status"] == "incomplete");
 
   for (const auto& [signal, status] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
     INFO(signal);
@@ -88,7 +84,7 @@ TEST_CASE("exit status, train: 0, 1, 2, 3, 130, 143", "[cli][exit]") {
     r = interrupted(kTrain + "--time 60s --out " + out.string(), "1.5", signal);
     INFO(r.output);
     CHECK(r.exit_code == status);
-    CHECK(summary(out)["stop_reason"] == "interrupted");
+    CHECK(read_summary(out)["stop_reason"] == "interrupted");
   }
 }
 
@@ -114,7 +110,7 @@ TEST_CASE("exit status, race: 0, 1, 2, 3, 130, 143", "[cli][exit]") {
     r = interrupted(long_race + (dir / signal).string(), "3", signal);
     INFO(r.output);
     CHECK(r.exit_code == status);
-    CHECK(summary(dir / signal / "async")["stop_reason"] == "interrupted");
+    CHECK(read_summary(dir / signal / "async")["stop_reason"] == "interrupted");
   }
 }
 

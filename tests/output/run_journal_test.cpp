@@ -8,6 +8,7 @@
 
 #include "engine/engine_test_util.hpp"
 #include "stalesgd/output/run_journal.hpp"
+#include "support/summary.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -27,12 +28,6 @@ void check_whole_rows(const fs::path& path) {
   std::getline(in, line);
   const auto fields = std::count(line.begin(), line.end(), ',');
   while (std::getline(in, line)) CHECK(std::count(line.begin(), line.end(), ',') == fields);
-}
-
-nlohmann::json summary(const fs::path& dir) {
-  std::ifstream in(dir / "summary.json");
-  REQUIRE(in.good());
-  return nlohmann::json::parse(in);
 }
 
 }  // namespace
@@ -105,7 +100,7 @@ TEST_CASE("train CLI: an --out holding a run is refused unless --force", "[outpu
              Contains("already holds a run") && Contains("--force") && Contains("--resume"));
   const auto forced = run_shell(base + " --force --iterations 7");
   CHECK(forced.exit_code == 0);
-  CHECK(summary(dir.path())["iterations"] == 7);
+  CHECK(read_summary(dir.path())["iterations"] == 7);
 }
 
 TEST_CASE("train CLI: a folder holds a run only once training started", "[output][cli]") {
@@ -126,7 +121,7 @@ TEST_CASE("train CLI: a folder holds a run only once training started", "[output
   r = run_shell(base);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  CHECK(summary(out)["iterations"] == 5);
+  CHECK(read_summary(out)["iterations"] == 5);
   // Killed before its first checkpoint (rows, no summary, no checkpoint): neither a plain start
   // nor --resume, and both say --force starts it again.
   fs::remove(out / "summary.json");
@@ -171,7 +166,7 @@ TEST_CASE("train CLI: a write that fails ends the run with the path and the OS e
   CHECK(line_count(r.output) == 1);
   CHECK_THAT(r.output,
              Contains("cannot write " + dir.path().string()) && Contains("File too large"));
-  const auto j = summary(dir.path());
+  const auto j = read_summary(dir.path());
   CHECK(j["status"] == "incomplete");
   CHECK(j["stop_reason"] == "failed");
   CHECK_THAT(j["error"].get<std::string>(), Contains("File too large"));
@@ -200,7 +195,7 @@ TEST_CASE("train CLI: rows reach the files while the run goes", "[output][cli]")
   CHECK(r.output.find("summary-early") == std::string::npos);
   CHECK(r.output.find("rows=0\n") == std::string::npos);
   CHECK(r.output.find("exit=143") != std::string::npos);
-  CHECK(summary(dir.path())["status"] == "complete");
+  CHECK(read_summary(dir.path())["status"] == "complete");
 }
 
 TEST_CASE("train CLI: SIGTERM during a long evaluation backlog ends the run with its outputs",
@@ -222,7 +217,7 @@ TEST_CASE("train CLI: SIGTERM during a long evaluation backlog ends the run with
   INFO(r.output);
   CHECK(r.output.find("hung") == std::string::npos);
   CHECK(r.output.find("exit=143") != std::string::npos);
-  const auto j = summary(dir.path());
+  const auto j = read_summary(dir.path());
   CHECK(j["stop_reason"] == "interrupted");
   CHECK(j["evals_skipped"].get<int>() > 0);
   check_whole_rows(dir / "evals.csv");

@@ -22,6 +22,7 @@
 
 #include "engine/mpi/mpi_test_util.hpp"
 #include "support/fixtures.hpp"
+#include "support/summary.hpp"
 
 using namespace stalesgd::test;
 namespace fs = std::filesystem;
@@ -76,12 +77,6 @@ class TwoHosts {
  private:
   std::string name_;
 };
-
-nlohmann::json summary_of(const fs::path& out) {
-  std::ifstream in(out / "summary.json");
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
 
 std::string text_of(const fs::path& file) {
   std::ifstream in(file);
@@ -160,7 +155,7 @@ TEST_CASE("mpi, two hosts: six rules keep their semantics, every clock within it
     }
     // Every rank's host, and its clock: exact on rank 0's host, estimated on the other, where
     // the true offset (one CLOCK_MONOTONIC) is 0.
-    const auto summary = summary_of(out);
+    const auto summary = read_summary(out);
     const auto& ranks = summary["ranks"];
     REQUIRE(ranks.size() == 4);
     for (int rank = 0; rank < 4; ++rank) {
@@ -191,7 +186,7 @@ TEST_CASE("mpi, two hosts: a 3 s link outage is ridden out and recorded",
                       kTool + " link " + hosts.name() + " up");
   INFO(r.output);
   REQUIRE(exit_of(r) == 0);
-  const auto summary = summary_of(out);
+  const auto summary = read_summary(out);
   CHECK(summary["stop_reason"] == "time");
   CHECK(summary["status"] == "complete");
   // Both ranks of host b went silent about as long as the link was down, and answered again.
@@ -243,7 +238,7 @@ TEST_CASE("mpi, two hosts: a link down past --stall-timeout ends the run as stal
       "underway; sleep 1; echo down=$(date +%s.%N); " + kTool + " link " + name + " down");
   INFO(r.output);
   CHECK(exit_of(r) != 0);
-  const auto summary = summary_of(out);
+  const auto summary = read_summary(out);
   CHECK(summary["stop_reason"] == "stalled");
   CHECK(summary["status"] == "incomplete");
   CHECK(summary["stop_message"].get<std::string>().find("on rank 1 (host " + hosts.host('b') +
@@ -271,7 +266,7 @@ TEST_CASE("mpi, two hosts: a stopped remote rank is retired and the run goes on"
                              "underway; sleep 1; kill -STOP $(pid_of_rank 3)");
   INFO(r.output);
   CHECK(exit_of(r) == 0);  // a run that goes on without failed workers ends as usual
-  const auto summary = summary_of(out);
+  const auto summary = read_summary(out);
   CHECK(summary["stop_reason"] == "time");
   CHECK(summary["status"] == "complete");
   const auto& failures = summary["failures"];
@@ -298,7 +293,7 @@ TEST_CASE("mpi, two hosts: a killed remote rank is named, and --resume continues
                              "underway; sleep 1.5; kill -KILL $(pid_of_rank 3)");
   INFO(r.output);
   CHECK(exit_of(r) != 0);
-  const auto summary = summary_of(out);
+  const auto summary = read_summary(out);
   // mpirun ends the job when a rank dies; rank 0 writes everything first and names it.
   CHECK(summary["stop_reason"] == "interrupted");
   CHECK(summary["status"] == "incomplete");
@@ -314,7 +309,7 @@ TEST_CASE("mpi, two hosts: a killed remote rank is named, and --resume continues
       repo_data_dir().string() + " --resume " + out.string());
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
-  const auto done = summary_of(out);
+  const auto done = read_summary(out);
   CHECK(done["stop_reason"] == "time");
   CHECK(done["status"] == "complete");
   const Run run = read_run(out);
