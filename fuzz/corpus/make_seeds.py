@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Writes the binary seeds of fuzz/corpus/idx_reader/ and cifar_reader/ (docs/reliability.md).
+"""Writes the binary seeds of fuzz/corpus/idx_reader/, cifar_reader/ and npz_reader/
+(docs/reliability.md).
 
-Each seed is in fuzz/support/two_files.hpp's layout: a flags byte, the first file's length
-(2 bytes, big-endian), the first file, the second file. Run it from anywhere; it rewrites the
-same bytes each time (gzip with mtime 0).
+Each idx and cifar seed is in fuzz/support/two_files.hpp's layout: a flags byte, the first file's
+length (2 bytes, big-endian), the first file, the second file. An npz seed is a flags byte, then
+the .npz file (fuzz/npz_reader.cpp). Run it from anywhere; it rewrites the same bytes each time
+(gzip with mtime 0, zip entries dated 1980-01-01).
 """
 import gzip
+import io
 import pathlib
 import struct
+import zipfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -56,3 +60,56 @@ write("cifar_reader", "one-record", two_files(0, cifar_records([3]), b""))
 write("cifar_reader", "two-files", two_files(0, cifar_records([3]), cifar_records([9])))
 write("cifar_reader", "file-gzip", two_files(1, gz(cifar_records([0, 5])), b""))
 write("cifar_reader", "file-two", two_files(1, cifar_records([1]), gz(cifar_records([2]))))
+
+
+def npy(descr, shape, data, major=1):
+    dims = "".join(f"{d}," if len(shape) == 1 else f"{d}, " for d in shape).rstrip(", ")
+    if len(shape) == 1:
+        dims += ","
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}"
+    pre = 10 if major == 1 else 12
+    header += " " * ((64 - (pre + len(header) + 1) % 64) % 64) + "\n"
+    size = struct.pack("<H" if major == 1 else "<I", len(header))
+    return b"\x93NUMPY" + bytes([major, 0]) + size + header.encode() + data
+
+
+def npz(arrays, deflate=False, zip64=False):
+    out = io.BytesIO()
+    method = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+    with zipfile.ZipFile(out, "w", compression=method) as z:
+        for name, data in arrays.items():
+            info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = method
+            # numpy.savez opens every entry with force_zip64=True.
+            with z.open(info, "w", force_zip64=zip64) as f:
+                f.write(data)
+    return out.getvalue()
+
+
+def i64(values):
+    return struct.pack(f"<{len(values)}q", *values)
+
+
+# npz_reader flags: bit 0 through a memory file, bit 1 also NpzInfo (headers and labels).
+small = {
+    "x_train": npy("|u1", (4, 2, 3), bytes(range(0, 240, 10))),
+    "y_train": npy("<i8", (4,), i64([0, 1, 2, 1])),
+    "x_test": npy("|u1", (2, 2, 3), bytes(range(200, 212))),
+    "y_test": npy("<i8", (2,), i64([2, 0])),
+}
+write("npz_reader", "stored", bytes([2]) + npz(small))
+write("npz_reader", "deflated-zip64", bytes([3]) + npz(small, deflate=True, zip64=True))
+floats = {
+    "x_train": npy("<f4", (3, 2), struct.pack("<6f", -1, 0.5, 2, 3, 0, 1)),
+    "y_train": npy("|u1", (3, 1), bytes([0, 1, 1])),
+    "x_test": npy("<f8", (1, 2), struct.pack("<2d", 0.25, -4), major=2),
+    "y_test": npy("<u2", (1,), struct.pack("<H", 1), major=3),
+    "num_classes": npy("<i4", (), struct.pack("<i", 4)),
+}
+write("npz_reader", "floats-num-classes", bytes([0]) + npz(floats, deflate=True))
+write("npz_reader", "channels-first", bytes([2]) + npz({
+    "x_train": npy("|u1", (2, 3, 1, 2), bytes(range(12))),
+    "y_train": npy("|i1", (2,), bytes([1, 0])),
+    "x_test": npy("|u1", (1, 3, 1, 2), bytes(6)),
+    "y_test": npy("<u4", (1,), struct.pack("<I", 1)),
+}))

@@ -4,8 +4,18 @@
 
 #include "data/cifar.hpp"
 #include "data/idx.hpp"
+#include "data/npz.hpp"
 
 namespace stalesgd {
+namespace {
+
+constexpr std::string_view kNpzPrefix = "npz:";
+
+std::filesystem::path npz_path(std::string_view name) {
+  return std::filesystem::path(name.substr(kNpzPrefix.size()));
+}
+
+}  // namespace
 
 const std::vector<std::string>& dataset_names() {
   static const std::vector<std::string> names{"mnist", "fashion-mnist", "cifar10"};
@@ -13,26 +23,63 @@ const std::vector<std::string>& dataset_names() {
 }
 
 Status check_dataset_name(std::string_view name) {
+  if (is_npz_name(name)) {
+    if (name.size() > kNpzPrefix.size()) return {};
+    return Error{"--dataset npz: needs the path of an .npz file after it, e.g. npz:data/mine.npz"};
+  }
   for (const auto& n : dataset_names()) {
     if (n == name) return {};
   }
-  return Error{
-      fmt::format("unknown data set '{}'; use one of: mnist, fashion-mnist, cifar10", name)};
+  return Error{fmt::format(
+      "unknown data set '{}'; use one of: mnist, fashion-mnist, cifar10, or npz:PATH for your "
+      "own arrays in an .npz file",
+      name)};
+}
+
+bool is_npz_name(std::string_view name) {
+  return name.starts_with(kNpzPrefix);
+}
+
+std::string absolute_dataset_name(std::string_view name) {
+  if (!is_npz_name(name) || name.size() == kNpzPrefix.size()) return std::string(name);
+  std::error_code ec;
+  const auto path = std::filesystem::absolute(npz_path(name), ec);
+  return ec ? std::string(name) : std::string(kNpzPrefix) + path.lexically_normal().string();
+}
+
+Status check_fetchable_name(std::string_view name) {
+  if (auto s = check_dataset_name(name); !s) return s;
+  if (!is_npz_name(name)) return {};
+  return Error{fmt::format(
+      "{} is a local .npz file, which `stalesgd data fetch` does not fetch; use it as it is: "
+      "--dataset {}",
+      name, name)};
 }
 
 Result<ImageShape> dataset_shape(std::string_view name) {
   if (auto s = check_dataset_name(name); !s) return s.error();
+  if (is_npz_name(name)) {
+    auto info = read_npz_info(npz_path(name));
+    if (!info) return info.error();
+    return info->shape;
+  }
   if (name == "cifar10") return kCifarShape;
   return ImageShape{1, 28, 28};
 }
 
 Result<int> dataset_classes(std::string_view name) {
   if (auto s = check_dataset_name(name); !s) return s.error();
+  if (is_npz_name(name)) {
+    auto info = read_npz_info(npz_path(name));
+    if (!info) return info.error();
+    return info->num_classes;
+  }
   return 10;
 }
 
 Result<Dataset> load_dataset(std::string_view name, const std::filesystem::path& data_dir) {
   if (auto s = check_dataset_name(name); !s) return s.error();
+  if (is_npz_name(name)) return load_npz_dataset(npz_path(name), std::string(name));
   Dataset ds;
   ds.name = std::string(name);
   ds.num_classes = *dataset_classes(name);

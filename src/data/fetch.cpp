@@ -230,7 +230,7 @@ Result<std::string> fetch_cifar10(const fs::path& dir, bool download) {
 }  // namespace
 
 Result<std::string> fetch_dataset(std::string_view name, const FetchOptions& options) {
-  if (auto s = check_dataset_name(name); !s) return s.error();
+  if (auto s = check_fetchable_name(name); !s) return s.error();
   const fs::path dir = options.data_dir / std::string(name);
   std::error_code ec;
   fs::create_directories(options.data_dir, ec);

@@ -10,6 +10,7 @@
 
 #include "config/option_table.hpp"
 #include "output/checkpoint.hpp"
+#include "stalesgd/data/catalog.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -57,6 +58,12 @@ std::optional<std::string> changed_setting(const nlohmann::json& config,
     const auto it = config.find(key);
     const nlohmann::json used = it == config.end() ? nlohmann::json() : *it;
     if (used == value || (used.is_null() && zero)) continue;
+    // An mpi run's job was given its npz:PATH absolute (mpi_launch.cpp): the same file.
+    if (key == "dataset" && used.is_string() && value.is_string() &&
+        absolute_dataset_name(used.get<std::string>()) ==
+            absolute_dataset_name(value.get<std::string>())) {
+      continue;
+    }
     return fmt::format("{} = {} (the run used {})", key, value.dump(),
                        used.is_null() ? std::string("none") : used.dump());
   }

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
+#include "stalesgd/data/catalog.hpp"
 
 extern char** environ;
 
@@ -81,8 +82,10 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return Error{fmt::format("cannot find the stalesgd binary ({})", ec.message())};
-  // The job runs in the directory trace files resolve against; paths it gets are absolute.
+  // The job runs in the directory trace files resolve against; paths it gets are absolute
+  // (an npz:PATH data set's too).
   o.data_dir = fs::absolute(o.data_dir);
+  o.dataset = absolute_dataset_name(o.dataset);
   const fs::path out = fs::absolute(dir);
   const fs::path cwd = fs::absolute(o.delay_base_dir.empty() ? fs::path(".") : o.delay_base_dir);
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
+#include "stalesgd/data/catalog.hpp"
 #include "util/atomic_file.hpp"
 #include "util/crc32.hpp"
 
@@ -195,6 +196,12 @@ Status check_identity(const CheckpointHeader& header, const TrainerOptions& opti
         now, header.options_digest)};
   }
   if (!header.data_digest.empty() && !data.digest.empty() && header.data_digest != data.digest) {
+    if (is_npz_name(data.name)) {
+      return Error{fmt::format(
+          "the arrays of {} are not the ones this run started on (digest {}, recorded {}); give "
+          "the file it used, or start it again with --force",
+          data.name.substr(4), data.digest, header.data_digest)};
+    }
     return Error{fmt::format(
         "the {} files under --data-dir {} are not the ones this run started on (digest {}, "
         "recorded {}); give the --data-dir it used, or start it again with --force",

@@ -8,8 +8,9 @@
 namespace stalesgd::cli {
 
 int run_data_fetch(const DataArgs& args) {
-  // A name not in the catalog is a bad value (exit 2); a failed fetch is a failure (exit 1).
-  if (auto s = check_dataset_name(args.dataset); !s) return fail(s.error().message, 2);
+  // A name not in the catalog, or an npz file (there is nothing to fetch), is a bad value
+  // (exit 2); a failed fetch is a failure (exit 1).
+  if (auto s = check_fetchable_name(args.dataset); !s) return fail(s.error().message, 2);
   FetchOptions options;
   options.data_dir = args.data_dir;
   options.download = args.download;

@@ -224,7 +224,7 @@ int theory_error_command(int argc, char** argv) {
       ("seed", "The run's seed: w0, and the estimates' draws", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("model", "softmax (the bounds need a strongly convex loss)", cxxopts::value<std::string>()->default_value("softmax"))
       ("l2", "L2 coefficient lambda = the strong convexity c (> 0)", cxxopts::value<double>()->default_value("0"))
-      ("dataset", "mnist | fashion-mnist | cifar10", cxxopts::value<std::string>()->default_value("mnist"))
+      ("dataset", "mnist | fashion-mnist | cifar10 | npz:PATH", cxxopts::value<std::string>()->default_value("mnist"))
       ("data-dir", "Directory holding the data sets", cxxopts::value<std::string>()->default_value("data"))
       ("lr", "Fixed learning rate eta", cxxopts::value<double>()->default_value("0.05"))
       ("batch", "Samples per minibatch gradient m", cxxopts::value<int>()->default_value("32"))

@@ -146,8 +146,9 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   if (auto s = mpi::agree(ready); !s) return failed(s.error().message, 1);
   spdlog::logger& logger = log ? *log->logger() : *spdlog::default_logger();
   const Dataset& dataset = data->value();
-  logger.debug("data: {} ({} training, {} test samples) from {}", dataset.name, dataset.train.count,
-               dataset.test.count, options.data_dir.string());
+  logger.debug("data: {} ({} training, {} test samples){}", dataset.name, dataset.train.count,
+               dataset.test.count,
+               is_npz_name(dataset.name) ? "" : " from " + options.data_dir.string());
   // Progress on stderr from rank 0 only, and not with -q or --no-progress.
   ProgressReporter progress(
       options.progress && mpi::reports() && logging::stderr_level() <= spdlog::level::info,

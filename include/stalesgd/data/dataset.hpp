@@ -1,6 +1,7 @@
 // Dataset: a labelled image data set in memory, ready for minibatch sampling without copies.
-// Features are row-major floats in [0, 1] (sample i starts at features + i * dim()), one
-// uint8 label per sample. Immutable once loaded: safe to read from any number of threads.
+// Features are row-major floats (sample i starts at features + i * dim()): pixels scaled to
+// [0, 1], or an .npz's float arrays as they are. One uint8 label per sample. Immutable once
+// loaded: safe to read from any number of threads.
 #pragma once
 
 #include <cstddef>
@@ -47,12 +48,13 @@ struct Batch {
 };
 
 struct Dataset {
-  std::string name;  // "mnist", "fashion-mnist", "cifar10"
+  std::string name;  // "mnist", "fashion-mnist", "cifar10", or "npz:PATH" as given
   int num_classes = 10;
   Split train;
   Split test;
-  // The CRC-32s of the files' bytes as read, train then test, as 16 hex digits: the data set's
-  // identity, which a resumed run checks against its checkpoint. Empty for data made in memory.
+  // The CRC-32s of the files' bytes as read, train then test, as 16 hex digits (an .npz: of its
+  // arrays' .npy bytes, src/data/npz.hpp): the data set's identity, which a resumed run checks
+  // against its checkpoint. Empty for data made in memory.
   std::string digest;
 };
 
