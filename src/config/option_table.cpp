@@ -85,11 +85,12 @@ std::vector<OptionDecl> make_table() {
   std::vector<OptionDecl> t;
   // clang-format off
   t.push_back(field<&O::dataset>({.name = "dataset", .type = T::kString, .default_text = "mnist",
-      .help = "mnist | fashion-mnist | cifar10", .group = kDataGroup}));
+      .help = "mnist | fashion-mnist | cifar10 | npz:PATH (your own arrays, an .npz file)",
+      .group = kDataGroup}));
   t.push_back(field<&O::data_dir>({.name = "data-dir", .type = T::kString, .default_text = "data",
       .help = "Directory holding the data sets", .group = kDataGroup}));
   t.push_back(field<&O::model, &ModelSpec::name>({.name = "model", .type = T::kString,
-      .default_text = "softmax", .help = "softmax | mlp | lenet | cifar-cnn", .group = kDataGroup}));
+      .default_text = "softmax", .help = "softmax | mlp | lenet | cifar-cnn | torchscript:PATH", .group = kDataGroup}));
   t.push_back({.name = "hidden", .type = T::kIntList,
       .help = "mlp hidden layer sizes, e.g. 256,128 (default 128)", .group = kDataGroup,
       .min = 1, .max = 1 << 16,

@@ -85,11 +85,7 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
   }
   // The model's name here, with the other flags, so that a misspelt one is a usage error
   // before --out is touched.
-  if (const auto& models = model_names();
-      std::find(models.begin(), models.end(), o.model.name) == models.end()) {
-    return Error{
-        fmt::format("unknown model '{}'; use one of: {}", o.model.name, fmt::join(models, ", "))};
-  }
+  if (!is_model_name(o.model.name)) return Error{unknown_model_message(o.model.name)};
   if (!o.model.hidden.empty() && o.model.name != "mlp") {
     return Error{fmt::format("--hidden applies to --model mlp only, not {}", o.model.name)};
   }

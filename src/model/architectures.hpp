@@ -1,8 +1,10 @@
-// The four architectures behind make_model (factory.cpp), one file each. Shapes are checked by
+// The architectures behind make_model (factory.cpp), one file each, and the TorchScript models
+// it loads (torchscript.cpp). Shapes are checked by
 // make_model; these builders assume they fit.
 #pragma once
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "stalesgd/model/model.hpp"
@@ -21,5 +23,12 @@ std::unique_ptr<Model> make_lenet(int classes, float l2);
 
 // A small CNN for 3x32x32 images.
 std::unique_ptr<Model> make_cifar_cnn(int classes, float l2);
+
+// "torchscript:PATH" (a non-empty PATH).
+bool is_torchscript_name(std::string_view name);
+
+// The scripted module in PATH, through the TorchScript plugin; errors name the file and the fix.
+Result<std::unique_ptr<Model>> make_torchscript(std::string_view name, const ImageShape& input,
+                                                int classes, float l2);
 
 }  // namespace stalesgd::model

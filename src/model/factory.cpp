@@ -68,13 +68,20 @@ ModelSpec with_defaults(ModelSpec spec) {
   return spec;
 }
 
+bool is_model_name(std::string_view name) {
+  const auto& names = model_names();
+  return model::is_torchscript_name(name) ||
+         std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string unknown_model_message(std::string_view name) {
+  return fmt::format("unknown model '{}'; use one of: {}, or torchscript:PATH", name,
+                     fmt::join(model_names(), ", "));
+}
+
 Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, const ImageShape& input,
                                           int num_classes) {
-  const auto& names = model_names();
-  if (std::find(names.begin(), names.end(), spec.name) == names.end()) {
-    return Error{
-        fmt::format("unknown model '{}'; use one of: {}", spec.name, fmt::join(names, ", "))};
-  }
+  if (!is_model_name(spec.name)) return Error{unknown_model_message(spec.name)};
   if (!spec.hidden.empty() && spec.name != "mlp") {
     return Error{
         fmt::format("--hidden sets the hidden layers of --model mlp only; drop --hidden "
@@ -97,6 +104,9 @@ Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, const ImageShap
         fmt::format("model '{}' needs images of at least 1x1x1 and 2..256 classes, got {} "
                     "with {} classes; check the data set",
                     spec.name, shape_text(input), num_classes)};
+  }
+  if (model::is_torchscript_name(spec.name)) {
+    return model::make_torchscript(spec.name, input, num_classes, spec.l2);
   }
   const ImageShape kMnist{1, 28, 28};
   const ImageShape kCifar{3, 32, 32};

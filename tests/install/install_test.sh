@@ -34,6 +34,21 @@ for f in bin/stalesgd lib/libstalesgd_core.a include/stalesgd/version.hpp \
 done
 echo "installed: $(cd "$prefix" && find . -type f | wc -l) files"
 
+# A build with the TorchScript plugin installs it, and the installed binary finds it in its own
+# prefix (it is the plugin that says a file is not TorchScript; docs/models.md).
+if [ -e "$build/libstalesgd_torchscript.so" ]; then
+  [ -e "$prefix/lib/stalesgd/libstalesgd_torchscript.so" ] ||
+    fail "cmake --install did not install lib/stalesgd/libstalesgd_torchscript.so"
+  echo "not a model" >"$tmp/not-torchscript.pt"
+  out=$("$prefix/bin/stalesgd" train --model "torchscript:$tmp/not-torchscript.pt" --iterations 1 \
+        --data-dir "$source_dir/data" \
+        --no-progress --out "$tmp/run" 2>&1) && fail "a text file was taken as a TorchScript model"
+  case "$out" in
+    *"is not a TorchScript file"*) echo "the installed binary loads the installed plugin" ;;
+    *) fail "the installed binary did not load its plugin: $out" ;;
+  esac
+fi
+
 # The exported interface is the library, its headers and its dependencies: nothing of this build.
 for bad in "$build" "$source_dir" -march -fsanitize -Wall stalesgd_flags; do
   if grep -l -e "$bad" "$prefix"/lib/cmake/stalesgd/*.cmake; then

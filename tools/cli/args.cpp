@@ -26,8 +26,9 @@ constexpr const char* kUsage =
     "\n"
     "usage:\n"
     "  stalesgd data fetch mnist|fashion-mnist|cifar10 [--data-dir DIR] [--download]\n"
-    "  stalesgd data info --dataset NAME [--data-dir DIR]\n"
-    "  stalesgd train --dataset mnist --model softmax|mlp|lenet|cifar-cnn\n"
+    "  stalesgd data info --dataset NAME|npz:PATH [--data-dir DIR]\n"
+    "  stalesgd train --dataset mnist|npz:PATH\n"
+    "                 --model softmax|mlp|lenet|cifar-cnn|torchscript:PATH\n"
     "                 --rule sync|k-sync|k-batch-sync|async|k-async|k-batch-async\n"
     "                 --workers P --k K --batch 32 --lr 0.05 [--lr-rule ...]\n"
     "                 --delay 'exp:mean=10ms' [--delay-mode pad|add]\n"
@@ -47,7 +48,7 @@ int data_command(int argc, char** argv) {
     fmt::print(
         "usage:\n"
         "  stalesgd data fetch mnist|fashion-mnist|cifar10 [--data-dir DIR] [--download]\n"
-        "  stalesgd data info --dataset NAME [--data-dir DIR]\n");
+        "  stalesgd data info --dataset NAME|npz:PATH [--data-dir DIR]\n");
     return argc < 2 ? 2 : 0;
   }
   const std::string sub = argv[1];
@@ -73,7 +74,7 @@ int data_command(int argc, char** argv) {
     options.parse_positional({"dataset"});
     options.positional_help("mnist|fashion-mnist|cifar10");
   } else {
-    options.add_options()("dataset", "mnist | fashion-mnist | cifar10",
+    options.add_options()("dataset", "mnist | fashion-mnist | cifar10 | npz:PATH (an .npz file)",
                           cxxopts::value<std::string>());
   }
   try {
@@ -83,8 +84,8 @@ int data_command(int argc, char** argv) {
     if (!r.count("dataset")) {
       return usage_error(name, sub == "fetch" ? "name the data set to fetch (mnist, "
                                                 "fashion-mnist or cifar10)"
-                                              : "--dataset is required (mnist, fashion-mnist or "
-                                                "cifar10)");
+                                              : "--dataset is required (mnist, fashion-mnist, "
+                                                "cifar10 or npz:PATH)");
     }
     args.dataset = r["dataset"].as<std::string>();
     args.data_dir = r["data-dir"].as<std::string>();

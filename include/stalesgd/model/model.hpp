@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stalesgd/data/dataset.hpp"
@@ -91,7 +92,7 @@ class Model {
 
 // What to build: the CLI's --model, --hidden and --l2.
 struct ModelSpec {
-  std::string name = "softmax";  // softmax | mlp | lenet | cifar-cnn
+  std::string name = "softmax";  // softmax | mlp | lenet | cifar-cnn | torchscript:PATH
   std::vector<int> hidden;       // mlp only: hidden layer sizes (default 128)
   float l2 = 0.0f;               // L2 coefficient lambda: adds lambda/2 * ||w||^2 (weights only)
 };
@@ -99,7 +100,13 @@ struct ModelSpec {
 // The spec with its defaults filled in (mlp without --hidden: one hidden layer of 128).
 ModelSpec with_defaults(ModelSpec spec);
 
+// The built-in models' names.
 const std::vector<std::string>& model_names();
+
+// One of model_names(), or "torchscript:PATH": a scripted PyTorch module (docs/models.md).
+bool is_model_name(std::string_view name);
+// "unknown model 'x'; use one of: ..."
+std::string unknown_model_message(std::string_view name);
 
 // Parses a --hidden list such as "256,128"; the error names the bad element.
 Result<std::vector<int>> parse_hidden_sizes(const std::string& text);

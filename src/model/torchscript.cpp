@@ -1,0 +1,104 @@
+// `--model torchscript:PATH`: finds and loads the TorchScript plugin (torchscript_plugin.hpp)
+// and asks it for the model. The plugin is looked for, in order, where
+// STALESGD_TORCHSCRIPT_PLUGIN points, next to the running program, one folder up (the build
+// tree's tests/ and benchmarks/), in lib/stalesgd/ beside an installed bin/, and in the library
+// folder of the configured install prefix (docs/models.md).
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "model/architectures.hpp"
+#include "model/torchscript_plugin.hpp"
+
+namespace stalesgd::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kPrefix = "torchscript:";
+
+std::vector<fs::path> plugin_candidates() {
+  std::vector<fs::path> paths;
+  if (const char* env = std::getenv("STALESGD_TORCHSCRIPT_PLUGIN"); env && *env) {
+    return {fs::path(env)};
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    paths.push_back(exe.parent_path() / kTorchScriptPluginFile);
+    paths.push_back(exe.parent_path().parent_path() / kTorchScriptPluginFile);
+    // An installed bin/stalesgd, wherever the prefix was moved.
+    paths.push_back(exe.parent_path().parent_path() / STALESGD_PLUGIN_DIR / kTorchScriptPluginFile);
+  }
+  paths.push_back(fs::path(STALESGD_PLUGIN_INSTALL_DIR) / kTorchScriptPluginFile);
+  return paths;
+}
+
+struct Plugin {
+  MakeTorchScriptModel make = nullptr;
+  std::string error;
+};
+
+// dlopen once per process; the handle stays open (models made by it live until exit).
+const Plugin& plugin() {
+  static Plugin loaded;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const auto candidates = plugin_candidates();
+    for (const auto& path : candidates) {
+      std::error_code ec;
+      if (!fs::exists(path, ec)) continue;
+      void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        loaded.error = fmt::format("the TorchScript plugin {} does not load ({}); reinstall "
+                                   "libtorch-dev (tools/setup.sh torch) and rebuild",
+                                   path.string(), dlerror());
+        return;
+      }
+      loaded.make = reinterpret_cast<MakeTorchScriptModel>(dlsym(handle, kTorchScriptSymbol));
+      if (!loaded.make) {
+        loaded.error = fmt::format("{} is not a stalesgd TorchScript plugin; rebuild", path.string());
+      }
+      return;
+    }
+    loaded.error = fmt::format(
+        "--model torchscript: needs LibTorch, and this build has no TorchScript plugin ({} not "
+        "found beside the program or in the library folder); install libtorch-dev "
+        "(tools/setup.sh torch) and rebuild, or set STALESGD_TORCHSCRIPT_PLUGIN to the plugin",
+        kTorchScriptPluginFile);
+  });
+  return loaded;
+}
+
+}  // namespace
+
+bool is_torchscript_name(std::string_view name) {
+  return name.size() > kPrefix.size() && name.substr(0, kPrefix.size()) == kPrefix;
+}
+
+Result<std::unique_ptr<Model>> make_torchscript(std::string_view name, const ImageShape& input,
+                                                int classes, float l2) {
+  TorchScriptRequest request;
+  request.path = std::string(name.substr(kPrefix.size()));
+  request.input = input;
+  request.classes = classes;
+  request.l2 = l2;
+  std::error_code ec;
+  if (!fs::is_regular_file(request.path, ec)) {
+    return Error{fmt::format("--model {}: no such file '{}'; write one with "
+                             "tools/export_model.py (docs/models.md)",
+                             name, request.path)};
+  }
+  const Plugin& p = plugin();
+  if (!p.make) return Error{p.error};
+  std::string error;
+  Model* made = p.make(request, error);
+  if (!made) return Error{fmt::format("--model {}: {}", name, error)};
+  return std::unique_ptr<Model>(made);
+}
+
+}  // namespace stalesgd::model
