@@ -4,12 +4,6 @@
 include(CMakePackageConfigHelpers)
 
 set(STALESGD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/stalesgd)
-# Read by stalesgdConfig.cmake.in: the MPI engine is compiled in, so its users need MPI too.
-set(STALESGD_WITH_MPI OFF)
-if(MPI_CXX_FOUND)
-  set(STALESGD_WITH_MPI ON)
-endif()
-
 install(EXPORT stalesgdTargets NAMESPACE stalesgd:: DESTINATION ${STALESGD_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/stalesgdConfig.cmake.in
   ${PROJECT_BINARY_DIR}/stalesgdConfig.cmake INSTALL_DESTINATION ${STALESGD_CMAKE_DIR})

@@ -54,14 +54,16 @@ const Plugin& plugin() {
       if (!fs::exists(path, ec)) continue;
       void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle) {
-        loaded.error = fmt::format("the TorchScript plugin {} does not load ({}); reinstall "
-                                   "libtorch-dev (tools/setup.sh torch) and rebuild",
-                                   path.string(), dlerror());
+        loaded.error = fmt::format(
+            "the TorchScript plugin {} does not load ({}); reinstall "
+            "libtorch-dev (tools/setup.sh torch) and rebuild",
+            path.string(), dlerror());
         return;
       }
       loaded.make = reinterpret_cast<MakeTorchScriptModel>(dlsym(handle, kTorchScriptSymbol));
       if (!loaded.make) {
-        loaded.error = fmt::format("{} is not a stalesgd TorchScript plugin; rebuild", path.string());
+        loaded.error =
+            fmt::format("{} is not a stalesgd TorchScript plugin; rebuild", path.string());
       }
       return;
     }
@@ -89,9 +91,10 @@ Result<std::unique_ptr<Model>> make_torchscript(std::string_view name, const Ima
   request.l2 = l2;
   std::error_code ec;
   if (!fs::is_regular_file(request.path, ec)) {
-    return Error{fmt::format("--model {}: no such file '{}'; write one with "
-                             "tools/export_model.py (docs/models.md)",
-                             name, request.path)};
+    return Error{
+        fmt::format("--model {}: no such file '{}'; write one with "
+                    "tools/export_model.py (docs/models.md)",
+                    name, request.path)};
   }
   const Plugin& p = plugin();
   if (!p.make) return Error{p.error};

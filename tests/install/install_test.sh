@@ -82,6 +82,13 @@ found=$(sed -n 's/^stalesgd_DIR:PATH=//p' "$tmp/consumer/CMakeCache.txt")
   fail "find_package(stalesgd) took '$found', not the installed $prefix/lib/cmake/stalesgd"
 step "building the consumer" cmake --build "$tmp/consumer"
 
+# The library reaches MPI only through the CLI's backend (src/engine/mpi/mpi_runtime.hpp): a
+# program using it does not load Open MPI.
+if ldd "$tmp/consumer/consumer" | grep -E "libmpi|libopen-rte|libopen-pal"; then
+  fail "the consumer loads Open MPI (above); the library must not link it"
+fi
+echo "the consumer does not load Open MPI"
+
 status=0
 "$tmp/consumer/consumer" >"$tmp/consumer.out" 2>&1 || status=$?
 [ "$status" -eq 0 ] || { cat "$tmp/consumer.out" >&2; fail "the consumer exited with status $status"; }

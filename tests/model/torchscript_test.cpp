@@ -43,8 +43,8 @@ double relative_difference(std::span<const float> a, std::span<const float> b) {
 }
 
 std::unique_ptr<Model> torchscript_model(const fs::path& file, const Dataset& data) {
-  auto m = make_model({"torchscript:" + file.string(), {}, 0.0f}, data.train.shape,
-                      data.num_classes);
+  auto m =
+      make_model({"torchscript:" + file.string(), {}, 0.0f}, data.train.shape, data.num_classes);
   if (!m) FAIL(m.error().message);
   return std::move(m).value();
 }
@@ -52,7 +52,7 @@ std::unique_ptr<Model> torchscript_model(const fs::path& file, const Dataset& da
 const std::vector<int> kMlpSizes{784, 128, 10};
 
 // The built-in mlp at `seed`, and its twin in a TorchScript file with the same weights.
-std::pair<std::unique_ptr<Model>, std::vector<float>> builtin_mlp(std::uint64_t seed) {
+std::pair<std::unique_ptr<Model>, std::vector<float> > builtin_mlp(std::uint64_t seed) {
   auto m = make_model({"mlp", {128}, 0.0f}, {1, 28, 28}, 10);
   REQUIRE(m.ok());
   std::vector<float> w((*m)->num_params());

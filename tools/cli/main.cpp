@@ -48,6 +48,9 @@ int rank_of_a_job() {
 }  // namespace stalesgd::cli
 
 int main(int argc, char** argv) {
+#ifdef STALESGD_HAVE_MPI
+  stalesgd::mpi::use_open_mpi();  // --engine mpi: the library reaches MPI only through this
+#endif
   const bool mpi = stalesgd::cli::wants_mpi(argc, argv);
   if (const int rank = stalesgd::cli::rank_of_a_job();
       !mpi && rank >= 0 && argc >= 2 && std::string_view(argv[1]) == "train") {

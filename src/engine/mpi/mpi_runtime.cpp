@@ -1,5 +1,6 @@
 // The process side of --engine mpi with Open MPI: init and finalize, rank, the start-up
-// agreement and P from the ranks (the declarations and their contracts: mpi_runtime.hpp).
+// agreement and P from the ranks (the contracts: mpi_runtime.hpp), and use_open_mpi(), which
+// installs them with the engine (train_mpi.cpp) as the process's MPI backend.
 #include "engine/mpi/mpi_runtime.hpp"
 
 #include <dlfcn.h>
@@ -19,7 +20,7 @@
 
 #include "engine/mpi/idle_wait.hpp"
 
-namespace stalesgd::mpi {
+namespace stalesgd::mpi::open_mpi {
 namespace {
 
 // Written by init() and finalize() on main's thread only, before and after every other thread
@@ -89,10 +90,6 @@ void load_plugins_for_good() {}
 #endif
 
 }  // namespace
-
-bool available() {
-  return true;
-}
 
 Status init(int* argc, char*** argv) {
   const std::string how =
@@ -222,6 +219,16 @@ Status fit_workers(TrainerOptions& o) {
   }
   o.workers = p;
   return {};
+}
+
+}  // namespace stalesgd::mpi::open_mpi
+
+namespace stalesgd::mpi {
+
+void use_open_mpi() {
+  install({open_mpi::init, open_mpi::finalize, open_mpi::end_without_finalize, open_mpi::abort,
+           open_mpi::active, open_mpi::rank, open_mpi::ranks, open_mpi::agree,
+           open_mpi::fit_workers, open_mpi::train});
 }
 
 }  // namespace stalesgd::mpi

@@ -1,7 +1,9 @@
-// The process side of --engine mpi, callable in every build: MPI's start in main and its end
+// The process side of --engine mpi, callable in every program: MPI's start in main and its end
 // at exit, this process's rank, the start-up agreement between ranks, P from the number of
-// ranks, and the engine's entry point. A build configured without MPI compiles no_mpi.cpp
-// instead of the engine, whose every call says how to get MPI (docs/distributed.md).
+// ranks, and the engine's entry point. The library does not link MPI (a program using it needs
+// none): these calls go to the Open MPI backend once use_open_mpi() installed it, which the
+// stalesgd_mpi library defines and the CLI calls first thing; before that, or in a build
+// without MPI, every call says how to get MPI (backend.cpp; docs/distributed.md).
 //
 // Thread safety: init() and finalize() are called once, by main's thread, before and after
 // everything else; the other functions only read what init() set and may be called from any
@@ -60,3 +62,30 @@ namespace stalesgd {
 // one (rank 0 reports and writes the outputs).
 Result<RunRecord> train_mpi(RunContext& ctx);
 }  // namespace stalesgd
+
+namespace stalesgd::mpi {
+
+// The functions above as Open MPI implements them (mpi_runtime.cpp, train_mpi.cpp).
+struct Backend {
+  Status (*init)(int* argc, char*** argv);
+  int (*finalize)(int status);
+  void (*end_without_finalize)(bool host_cut_off, const std::atomic<bool>* interrupt);
+  void (*abort)(int exit_code);
+  bool (*active)();
+  int (*rank)();
+  int (*ranks)();
+  Status (*agree)(const Status& mine);
+  Status (*fit_workers)(TrainerOptions& options);
+  Result<RunRecord> (*train)(RunContext& ctx);
+};
+
+// Installs the backend; before init(), from main's thread.
+void install(const Backend& backend);
+// Installs Open MPI's (defined in the stalesgd_mpi library, which links MPI).
+void use_open_mpi();
+
+namespace open_mpi {
+Result<RunRecord> train(RunContext& ctx);  // train_mpi.cpp
+}  // namespace open_mpi
+
+}  // namespace stalesgd::mpi

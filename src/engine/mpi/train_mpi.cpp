@@ -12,9 +12,9 @@
 #include "engine/mpi/mpi_server.hpp"
 #include "engine/mpi/rank_workers.hpp"
 
-namespace stalesgd {
+namespace stalesgd::mpi::open_mpi {
 
-Result<RunRecord> train_mpi(RunContext& ctx) {
+Result<RunRecord> train(RunContext& ctx) {
   if (!mpi::active()) {
     return Error{
         "--engine mpi runs under mpirun with stalesgd train: tools/mpirun.sh -np N "
@@ -65,4 +65,4 @@ Result<RunRecord> train_mpi(RunContext& ctx) {
   return RunRecord{};
 }
 
-}  // namespace stalesgd
+}  // namespace stalesgd::mpi::open_mpi

@@ -85,8 +85,8 @@ class TorchScriptModel final : public Model {
       : module_(std::move(module)), input_(r.input), classes_(r.classes), l2_(r.l2) {
     for (const auto& p : module_.named_parameters()) {
       const auto& t = p.value;
-      params_.push_back({total_, t.sizes().vec(), static_cast<std::size_t>(t.numel()),
-                         t.dim() >= 2});
+      params_.push_back(
+          {total_, t.sizes().vec(), static_cast<std::size_t>(t.numel()), t.dim() >= 2});
       total_ += params_.back().numel;
     }
     initial_.resize(total_);
@@ -204,8 +204,7 @@ class TorchScriptModel final : public Model {
   }
 
   static at::Tensor labels(const Batch& b) {
-    return at::from_blob(const_cast<std::uint8_t*>(b.labels), {b.size}, at::kByte)
-        .to(at::kLong);
+    return at::from_blob(const_cast<std::uint8_t*>(b.labels), {b.size}, at::kByte).to(at::kLong);
   }
 
   at::Tensor logits(TorchScriptWorkspace& ws, const Batch& b) const {
