@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,9 @@ std::unique_ptr<Model> make_lenet(int classes, float l2);
 
 // A small CNN for 3x32x32 images.
 std::unique_ptr<Model> make_cifar_cnn(int classes, float l2);
+
+// The factory register_model() holds for `name`, if any (registry.cpp).
+std::optional<ModelFactory> registered_factory(std::string_view name);
 
 // "torchscript:PATH" (a non-empty PATH).
 bool is_torchscript_name(std::string_view name);

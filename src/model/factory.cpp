@@ -71,12 +71,15 @@ ModelSpec with_defaults(ModelSpec spec) {
 bool is_model_name(std::string_view name) {
   const auto& names = model_names();
   return model::is_torchscript_name(name) ||
-         std::find(names.begin(), names.end(), name) != names.end();
+         std::find(names.begin(), names.end(), name) != names.end() ||
+         model::registered_factory(name).has_value();
 }
 
 std::string unknown_model_message(std::string_view name) {
+  std::vector<std::string> names = model_names();
+  for (auto& r : registered_model_names()) names.push_back(std::move(r));
   return fmt::format("unknown model '{}'; use one of: {}, or torchscript:PATH", name,
-                     fmt::join(model_names(), ", "));
+                     fmt::join(names, ", "));
 }
 
 Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, const ImageShape& input,
@@ -107,6 +110,13 @@ Result<std::unique_ptr<Model>> make_model(const ModelSpec& spec, const ImageShap
   }
   if (model::is_torchscript_name(spec.name)) {
     return model::make_torchscript(spec.name, input, num_classes, spec.l2);
+  }
+  if (auto factory = model::registered_factory(spec.name)) {
+    auto made = (*factory)(input, num_classes, spec.l2);
+    if (made && !made.value()) {
+      return Error{fmt::format("model '{}': its factory returned no model", spec.name)};
+    }
+    return made;
   }
   const ImageShape kMnist{1, 28, 28};
   const ImageShape kCifar{3, 32, 32};

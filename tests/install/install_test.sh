@@ -101,6 +101,16 @@ expected=$("$build/stalesgd" --version)
 for rule in sync async; do
   grep -q "^$rule  *P = 4: 400 updates" "$tmp/consumer.out" || fail "the consumer printed no $rule run"
 done
+# examples/: programs with a model of their own, built and run against the same install.
+for example in "$source_dir"/examples/*/; do
+  name=$(basename "$example")
+  step "configuring examples/$name" cmake -S "$example" -B "$tmp/example-$name" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "${flags[@]}"
+  step "building examples/$name" cmake --build "$tmp/example-$name"
+  "$tmp/example-$name/$name" "$source_dir/data" || fail "examples/$name exited with status $?"
+done
+
 # docs/install.md quotes the consumer whole, so that the example cannot drift from this test.
 doc=$(cat "$source_dir/docs/install.md")
 for f in CMakeLists.txt main.cpp; do

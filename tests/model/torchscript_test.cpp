@@ -126,23 +126,27 @@ TEST_CASE("torchscript: a sequential run's losses are the built-in mlp's", "[mod
   CHECK(a.updates.back().minibatch_loss < 0.5 * a.updates.front().minibatch_loss);
 }
 
-TEST_CASE("torchscript: the thread, server-thread and virtual engines train a scripted cnn",
-          "[model][torchscript]") {
+TEST_CASE(
+    "torchscript: the thread, server-thread, hogwild and virtual engines train a scripted cnn",
+    "[model][torchscript]") {
   const auto file = exported_model("cnn-mnist", "cnn");
-  for (const std::string engine : {"inline", "thread", "virtual"}) {
+  for (const std::string engine : {"inline", "thread", "hogwild", "virtual"}) {
     INFO(engine);
-    auto o = quick_options("k-async", 4, 2, "exp:mean=2ms");
+    // Hogwild! runs async only: each gradient is applied alone, in place.
+    auto o = engine == "hogwild" ? quick_options("async", 4, 1, "exp:mean=2ms")
+                                 : quick_options("k-async", 4, 2, "exp:mean=2ms");
     o.model.name = "torchscript:" + file.string();
     o.iterations = 60;
     o.lr = 0.05;
     if (engine == "thread") o.server = ServerPlacement::kThread;
+    if (engine == "hogwild") o.server = ServerPlacement::kHogwild;
     if (engine == "virtual") o.clock = ClockKind::kVirtual;
     const auto run = run_ok(o);
     REQUIRE(run.stop_reason == StopReason::kIterations);
     REQUIRE(run.updates.size() == 60);
     for (std::size_t i = 0; i < run.updates.size(); ++i) {
       CHECK(run.updates[i].iteration == i + 1);
-      CHECK(run.updates[i].n_grads == 2);
+      CHECK(run.updates[i].n_grads == o.rule.k);
     }
     REQUIRE(run.evals.size() >= 2);
     CHECK(run.evals.back().test_loss < run.evals.front().test_loss);

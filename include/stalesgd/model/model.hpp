@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -103,7 +104,21 @@ ModelSpec with_defaults(ModelSpec spec);
 // The built-in models' names.
 const std::vector<std::string>& model_names();
 
-// One of model_names(), or "torchscript:PATH": a scripted PyTorch module (docs/models.md).
+// A model of your own (docs/models.md, "Your own model in C++"): builds it for samples of
+// `input` shape and `num_classes` classes with the L2 coefficient `l2`; an Error says what does
+// not fit. Called once per run (and once per rank under MPI), from the thread calling train().
+using ModelFactory = std::function<Result<std::unique_ptr<Model>>(const ImageShape& input,
+                                                                  int num_classes, float l2)>;
+
+// Makes `name` a model that train(), ModelSpec and experiment files accept in this process,
+// like a built-in one. Refused with one line: a name that is empty, holds ':' or a space, is a
+// built-in's or was registered already. Register before training; thread-safe.
+Status register_model(const std::string& name, ModelFactory factory);
+// The names register_model() added, in the order they were added.
+std::vector<std::string> registered_model_names();
+
+// One of model_names(), a registered model, or "torchscript:PATH": a scripted PyTorch module
+// (docs/models.md).
 bool is_model_name(std::string_view name);
 // "unknown model 'x'; use one of: ..."
 std::string unknown_model_message(std::string_view name);
