@@ -100,12 +100,13 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto registered = stalesgd::register_model(
-      "hand-softmax",
-      [](const stalesgd::ImageShape& input,
-         int classes, float) -> stalesgd::Result<std::unique_ptr<stalesgd::Model>> {
-        return std::unique_ptr<stalesgd::Model>(std::make_unique<HandSoftmax>(input.dim(), classes));
-      });
+  const auto registered =
+      stalesgd::register_model("hand-softmax",
+                               [](const stalesgd::ImageShape& input, int classes,
+                                  float) -> stalesgd::Result<std::unique_ptr<stalesgd::Model>> {
+                                 return std::unique_ptr<stalesgd::Model>(
+                                     std::make_unique<HandSoftmax>(input.dim(), classes));
+                               });
   if (!registered) return fail(registered.error().message);
 
   const auto data = stalesgd::load_dataset("mnist", argc > 1 ? argv[1] : "data");

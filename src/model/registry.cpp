@@ -24,13 +24,15 @@ std::vector<Registered> g_models;
 
 Status register_model(const std::string& name, ModelFactory factory) {
   if (name.empty() || name.find_first_of(": \t\n") != std::string::npos) {
-    return Error{fmt::format("register_model: '{}' is not a model name (non-empty, without ':' "
-                             "or spaces)",
-                             name)};
+    return Error{
+        fmt::format("register_model: '{}' is not a model name (non-empty, without ':' "
+                    "or spaces)",
+                    name)};
   }
   const auto& builtin = model_names();
   if (std::find(builtin.begin(), builtin.end(), name) != builtin.end()) {
-    return Error{fmt::format("register_model: '{}' is a built-in model; choose another name", name)};
+    return Error{
+        fmt::format("register_model: '{}' is a built-in model; choose another name", name)};
   }
   if (!factory) return Error{fmt::format("register_model: '{}' has no factory", name)};
   std::lock_guard lock(g_mutex);
