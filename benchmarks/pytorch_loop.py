@@ -8,24 +8,12 @@ after --warmup steps.
   OPENBLAS_NUM_THREADS=1 /usr/bin/python3 benchmarks/pytorch_loop.py MODEL.pt --batch 64
 """
 import argparse
-import os
-import struct
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-
-def mnist_train(data_dir):
-    with open(os.path.join(data_dir, "mnist", "train-images-idx3-ubyte"), "rb") as f:
-        _, count, rows, cols = struct.unpack(">IIII", f.read(16))
-        pixels = np.frombuffer(f.read(count * rows * cols), dtype=np.uint8)
-    with open(os.path.join(data_dir, "mnist", "train-labels-idx1-ubyte"), "rb") as f:
-        f.read(8)
-        labels = np.frombuffer(f.read(count), dtype=np.uint8)
-    x = torch.from_numpy(pixels.astype(np.float32) / 255.0).reshape(count, 1, rows, cols)
-    return x, torch.from_numpy(labels.astype(np.int64))
+from pytorch_kernels import mnist_batch  # the same reader of the MNIST files (this folder)
 
 
 def main():
@@ -39,7 +27,7 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(1)
-    x, y = mnist_train(a.data_dir)
+    x, y = mnist_batch(a.data_dir, 60000)  # the whole training split
     module = torch.jit.load(a.model)
     module.train(False)  # as stalesgd runs it: no dropout or batch-norm updates
     opt = torch.optim.SGD(module.parameters(), lr=a.lr)
