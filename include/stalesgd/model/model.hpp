@@ -106,7 +106,8 @@ const std::vector<std::string>& model_names();
 
 // A model of your own (docs/models.md, "Your own model in C++"): builds it for samples of
 // `input` shape and `num_classes` classes with the L2 coefficient `l2`; an Error says what does
-// not fit. Called once per run (and once per rank under MPI), from the thread calling train().
+// not fit. Called once per run, from the thread that runs it: runs side by side (race --jobs)
+// may call it at once.
 using ModelFactory = std::function<Result<std::unique_ptr<Model>>(const ImageShape& input,
                                                                   int num_classes, float l2)>;
 
