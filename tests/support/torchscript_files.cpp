@@ -32,6 +32,23 @@ void for_layers(const std::vector<int>& sizes, F f) {
   }
 }
 
+// Each Dense layer's W between stalesgd's column-major out x in (element (o, p) at p * out + o)
+// and PyTorch's row-major out x in (at o * in + p); the biases stay where they are.
+std::vector<float> transpose_weights(std::span<const float> w, const std::vector<int>& sizes,
+                                     bool to_torch) {
+  std::vector<float> t(w.begin(), w.end());
+  for_layers(sizes, [&](std::size_t at, std::size_t in, std::size_t out) {
+    for (std::size_t p = 0; p < in; ++p) {
+      for (std::size_t o = 0; o < out; ++o) {
+        const std::size_t ours = at + p * out + o;
+        const std::size_t theirs = at + o * in + p;
+        t[to_torch ? theirs : ours] = w[to_torch ? ours : theirs];
+      }
+    }
+  });
+  return t;
+}
+
 }  // namespace
 
 fs::path exported_model(const std::string& name, const std::string& model,
@@ -58,23 +75,11 @@ void export_with_weights(const fs::path& out, const std::string& model, std::spa
 }
 
 std::vector<float> mlp_to_torch(std::span<const float> w, const std::vector<int>& sizes) {
-  std::vector<float> t(w.begin(), w.end());
-  for_layers(sizes, [&](std::size_t at, std::size_t in, std::size_t out) {
-    for (std::size_t p = 0; p < in; ++p) {
-      for (std::size_t o = 0; o < out; ++o) t[at + o * in + p] = w[at + p * out + o];
-    }
-  });
-  return t;
+  return transpose_weights(w, sizes, true);
 }
 
 std::vector<float> mlp_from_torch(std::span<const float> w, const std::vector<int>& sizes) {
-  std::vector<float> b(w.begin(), w.end());
-  for_layers(sizes, [&](std::size_t at, std::size_t in, std::size_t out) {
-    for (std::size_t p = 0; p < in; ++p) {
-      for (std::size_t o = 0; o < out; ++o) b[at + p * out + o] = w[at + o * in + p];
-    }
-  });
-  return b;
+  return transpose_weights(w, sizes, false);
 }
 
 }  // namespace stalesgd::test
