@@ -115,9 +115,8 @@ void bench_eval(const Args& a, const Dataset& d) {
 void bench_theory(const Args& a) {
   std::printf("theory: P = 8, exp:mean=20ms; 1 chunk = one simulation on one thread\n");
   const auto profile = value_or_exit(kProgram, StragglerProfile::parse("exp:mean=20ms", 8));
-  for (const RuleConfig rule :
-       {RuleConfig{RuleKind::kAsync, 8, 1}, RuleConfig{RuleKind::kKSync, 8, 4},
-        RuleConfig{RuleKind::kKBatchAsync, 8, 4}}) {
+  for (const RuleConfig& rule :
+       {RuleConfig{"async", 8, 1}, RuleConfig{"k-sync", 8, 4}, RuleConfig{"k-batch-async", 8, 4}}) {
     for (std::uint64_t n : {20000ull, 400000ull}) {
       const int chunks = monte_carlo_chunks(8, n);
       const auto mc = [&](int threads, int c) {
@@ -125,8 +124,7 @@ void bench_theory(const Args& a) {
         value_or_exit(kProgram,
                       monte_carlo_runtime_in_chunks(rule, profile, n, 1, DelayMode::kPad, 0.0, c));
       };
-      compare(fmt::format("{} K={}, N = {}, {} chunks", to_string(rule.kind), rule.k, n, chunks),
-              a.reps,
+      compare(fmt::format("{} K={}, N = {}, {} chunks", rule.rule, rule.k, n, chunks), a.reps,
               {{"1-chunk", [&] { mc(1, 1); }}, {"tbb-2", [&] { mc(2, chunks); }}, {"tbb-1", [&] {
                                                                                      mc(1, chunks);
                                                                                    }}});

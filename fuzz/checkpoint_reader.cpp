@@ -15,6 +15,7 @@
 #include "sim/event_simulator.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "support/check.hpp"
+#include "util/state_stream.hpp"
 
 using namespace stalesgd;
 
@@ -55,7 +56,7 @@ void parse_payload(std::string_view payload) {
       (void)in.boolean();
       (void)in.u64();
     }
-    auto rule = make_rule({RuleKind::kKAsync, kWorkers, 2});
+    auto rule = make_rule({"k-async", kWorkers, 2});
     RoundProtocol protocol(*rule, kWorkers);
     UpdateAccumulator acc(params.size());
     rule->load(in);

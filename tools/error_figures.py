@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Predicted against measured error-versus-wallclock curves (the paper's error bounds, Lemma 1
-and Theorem 3, through `stalesgd theory --error`) for a race of experiments/error-*.toml.
+"""Predicted against measured error-versus-wallclock curves (the error bounds, Lemma 1 and
+Theorem 3' as docs/theory.md derives it, through `stalesgd theory --error`) for a race of
+experiments/error-*.toml.
 
 usage:
   tools/error_figures.py curves RACE --out PNG --csv CSV [--stalesgd BIN] [--title T]
@@ -11,7 +12,8 @@ usage:
 curves  one panel per race: the measured excess loss of each K (mean over seeds, solid) and
         the bound's prediction (dashed), log scale; CSV: per K, E[T] predicted and measured,
         the predicted floor against the measured one (mean over the last quarter; ci95: the
-        95% t-interval of the seeds' own last-quarter means), F(w0) - F* predicted and
+        95% t-interval of the seeds' own last-quarter means), gamma measured (a race run with
+        --record-drift) and the floor the bound gives with the measured p0 and gamma, F(w0) - F* predicted and
         measured (mean of the seeds' first snapshots), the predicted and measured error at a
         few budgets and their ratio, p0 against the measured fraction of fresh gradients, and
         `measured_of`: the evals.csv column the measured excess is of (train_objective, or
@@ -113,19 +115,72 @@ def fresh_fraction(race):
     return {int(k): float((rows["staleness"] == 0).mean()) for k, rows in g.groupby("config.k")}
 
 
-def race_prediction(a, path):
-    race = load_race(path, gradients=True)
-    cfg = config_of(race)
-    grid = np.unique(np.round(race.snapshots["wall_s"].to_numpy(), 6))
-    grid = grid[grid > 0]
-    budgets = sorted(set(np.geomspace(grid.min(), grid.max(), 60).tolist() + AT))
+def gamma_measured(race, constants):
+    """{K: gamma measured} from a race run with --record-drift (updates.csv's drift_sq and
+    grad_sq; {} without them): L^2 E|w_j - w_tau|^2 over the stale gradients, an upper bound
+    of E|grad F(w_j) - grad F(w_tau)|^2 by smoothness, over E|grad F(w_j)|^2 = E|g|^2 minus the
+    minibatch noise sigma2_batch (measured at w*), both over the whole run and every seed."""
+    u = race.updates
+    if u is None or "drift_sq" not in u.columns or u["grad_sq"].isna().all():
+        return {}
+    u = u.merge(race.runs[["slug", "config.k"]], on="slug")
+    out = {}
+    for k, rows in u.groupby("config.k"):
+        drift = rows["drift_sq"].dropna()
+        signal = rows["grad_sq"].mean() - constants["sigma2_batch"]
+        if drift.empty:
+            out[int(k)] = 0.0  # nothing stale
+        elif signal <= 0:
+            out[int(k)] = float("inf")  # the gradients are all noise: no gamma bounds it
+        else:
+            out[int(k)] = constants["L"] ** 2 * float(drift.mean()) / signal
+    return out
+
+
+def add_theory_arguments(p):
+    """The flags that reach `theory --error`: the binary and its constants' effort."""
+    p.add_argument("--stalesgd", default="build/stalesgd", help="the stalesgd binary")
+    p.add_argument("--constants-samples", type=int, help="theory --error's, default its own")
+    p.add_argument("--optimum-epochs", type=int, help="theory --error's, default its own")
+
+
+def theory_flags(a):
+    """--constants-samples and --optimum-epochs for `theory --error`, where given."""
     extra = []
     for flag, value in (("--constants-samples", a.constants_samples),
                         ("--optimum-epochs", a.optimum_epochs)):
         if value is not None:
             extra += [flag, str(value)]
-    pred = predict(a.stalesgd, cfg, budgets, Path(path) / "theory-error.json", extra)
+    return extra
+
+
+def race_prediction(a, path):
+    race = load_race(path, gradients=True, updates=True)
+    cfg = config_of(race)
+    grid = np.unique(np.round(race.snapshots["wall_s"].to_numpy(), 6))
+    grid = grid[grid > 0]
+    budgets = sorted(set(np.geomspace(grid.min(), grid.max(), 60).tolist() + AT))
+    pred = predict(a.stalesgd, cfg, budgets, Path(path) / "theory-error.json", theory_flags(a))
     return race, cfg, pred
+
+
+def measured_constants(a, path, cfg, rule, fresh, gamma, floor_meas):
+    """The bound again with the run's own p0 (fresh fraction) and gamma, from `theory --error
+    --p0 --gamma` for its K (cached in the race), so the formula lives in the C++ code only;
+    none where gamma exceeds 1 (the statement does not hold)."""
+    if rule["theorem"] == "Lemma 1":
+        gamma, gp, floor = 0.0, 1.0, rule["floor"]
+    elif not (gamma <= 1.0 and fresh > 0.0):
+        gp = floor = float("nan")
+    else:
+        k = rule["k"]
+        again = predict(a.stalesgd, cfg, [1.0], Path(path) / f"theory-error-k{k}-measured.json",
+                        theory_flags(a) + ["-k", str(k), "--p0", f"{fresh:.9g}",
+                                           "--gamma", f"{gamma:.9g}"])
+        gp, floor = again["rules"][0]["gamma_prime"], again["rules"][0]["floor"]
+    return {"gamma_measured": gamma, "gamma_prime_measured": gp,
+            "floor_predicted_measured_constants": floor,
+            "floor_ratio_measured_constants": floor / floor_meas}
 
 
 def at(times, values, t):
@@ -145,6 +200,7 @@ def curves(a):
         meas, tables, column = measured(race, pred["constants"])
         fresh = fresh_fraction(race)
         c = pred["constants"]
+        gammas = gamma_measured(race, c)
         spi = race.runs.groupby("config.k")["seconds_per_iteration"].mean()
         budgets = np.array([b["seconds"] for b in pred["budgets"]])
         for i, rule in enumerate(pred["rules"]):
@@ -168,6 +224,8 @@ def curves(a):
                    "floor_predicted": rule["floor"], "floor_measured": floor_meas,
                    "floor_measured_ci95": floor_ci if floor_ci is not None else float("nan"),
                    "floor_ratio": rule["floor"] / floor_meas, "measured_of": column,
+                   **measured_constants(a, path, cfg, rule, fresh.get(k, float("nan")),
+                                        gammas.get(k, float("nan")), floor_meas),
                    # F(w0) - F*: the prediction's (seed of the prediction) and the seeds' mean.
                    "start_predicted": c["f0"] - c["f_star"],
                    "start_measured": float(v[0]) if t[0] == 0 else float("nan")}
@@ -236,10 +294,8 @@ def main(argv):
     p.add_argument("race", nargs="+", help="`stalesgd race --out` folders, one rule each")
     p.add_argument("--out", required=True, help="the PNG to write")
     p.add_argument("--csv", required=True, help="the summary CSV to write")
-    p.add_argument("--stalesgd", default="build/stalesgd", help="the stalesgd binary")
     p.add_argument("--title", default="predicted (dashed) against measured (solid)")
-    p.add_argument("--constants-samples", type=int, help="theory --error's, default its own")
-    p.add_argument("--optimum-epochs", type=int, help="theory --error's, default its own")
+    add_theory_arguments(p)
     a = p.parse_args(argv)
     try:
         curves(a) if a.command == "curves" else best_k(a)

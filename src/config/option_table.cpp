@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd {
@@ -103,10 +104,11 @@ std::vector<OptionDecl> make_table() {
   t.push_back(field<&O::model, &ModelSpec::l2>({.name = "l2", .type = T::kNumber,
       .default_text = "0", .help = "L2 coefficient lambda (adds lambda/2 ||W||^2)", .group = kDataGroup}));
 
+  // The registry's names (rules/rule_registry.hpp); the table lives as long as the process.
+  static const std::string rule_help = rule_choices();
   t.push_back(field<&O::rule, &RuleSpec::name>({.name = "rule", .type = T::kString,
       .default_text = "sync",
-      .help = "sync | k-sync | k-batch-sync | async | k-async | k-batch-async | ssp | backup",
-      .group = kServerGroup}));
+      .help = rule_help, .group = kServerGroup}));
   // Not field<>: --engine mpi needs to know whether P was given or is the ranks'.
   t.push_back({.name = "workers", .type = T::kInteger, .default_text = "1",
       .help = "Number of worker threads P", .group = kServerGroup, .min = 1, .max = 4096,
@@ -237,14 +239,29 @@ std::vector<OptionDecl> make_table() {
   t.push_back(field<&O::sequential>({.name = "sequential", .type = T::kSwitch,
       .default_text = "false", .help = "Plain SGD in one thread without a server (the P = 1 reference)",
       .group = kEngineGroup, .toml = false}));
+  t.push_back(field<&O::record_drift>({.name = "record-drift", .type = T::kSwitch,
+      .default_text = "false",
+      .help = "Record per update the squared distance of its stale gradients' parameters from "
+              "the current ones and its gradients' squared norm (updates.csv drift_sq, grad_sq: "
+              "the error theory's gamma, measured); two passes over the parameters per gradient",
+      .group = kEngineGroup}));
   t.push_back(field<&O::eval_every_s>({.name = "eval-every", .type = T::kDuration,
       .default_text = "0.5s", .help = "Time between parameter snapshots for evaluation",
       .group = kEngineGroup}));
   t.push_back(field<&O::eval_test_samples>({.name = "eval-samples", .type = T::kUnsigned,
       .default_text = "0", .help = "Test samples per evaluation (0 = all)", .group = kEngineGroup}));
+  t.push_back(field<&O::holdout>({.name = "holdout", .type = T::kUnsigned, .default_text = "0",
+      .help = "Hold out the last N training samples: never trained on, evaluated at every "
+              "snapshot (evals.csv val_loss, val_error) to choose a learning rate without the "
+              "test set",
+      .group = kEngineGroup}));
   // Where this invocation writes and what it shows: not part of what is trained.
   t.push_back(field<&O::out_dir>({.name = "out", .type = T::kString,
       .help = "Directory for updates.csv, gradients.csv, evals.csv, workers.csv, summary.json",
+      .group = kEngineGroup, .toml = false, .json = false}));
+  t.push_back(field<&O::save_model>({.name = "save-model", .type = T::kString,
+      .help = "Write the final parameters to this .npy file (float32, the model's flat vector; "
+              "stalesgd eval scores it)",
       .group = kEngineGroup, .toml = false, .json = false}));
   t.push_back(field<&O::checkpoint_every_s>({.name = "checkpoint-every", .type = T::kDuration,
       .default_text = "0s",

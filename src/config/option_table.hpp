@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -82,5 +83,18 @@ nlohmann::json options_to_json(const TrainerOptions& options);
 // records (a switch only when on), in table order. Durations in their exact unit, numbers to
 // 17 digits. For running a run in another process (a race's --engine mpi run).
 std::vector<std::string> options_to_args(const TrainerOptions& options);
+
+// The inverses (config/options_read_back.cpp), on top of TrainerOptions{}: a recorded command
+// line ("--flag value" and switches, as options_to_args writes it and a checkpoint records it)
+// and summary.json's "config". An Error names the flag or key that is unknown, lacks its
+// value, or holds a value of the wrong type or out of range.
+Result<TrainerOptions> options_from_args(const std::vector<std::string>& args);
+Result<TrainerOptions> options_from_json(const nlohmann::json& config);
+
+// run.toml (config/run_toml.cpp): every option summary.json records, under its key, in TOML as
+// experiment files write values (durations as "5s"); and the options such a file gives, on top of
+// TrainerOptions{}. An Error names the file, the line and the key that is unknown or wrong.
+std::string options_to_toml(const TrainerOptions& options);
+Result<TrainerOptions> options_from_toml(const std::filesystem::path& file);
 
 }  // namespace stalesgd

@@ -93,7 +93,7 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
     if (!(o.adasync_every_s > 0.0) || !std::isfinite(o.adasync_every_s)) {
       return Error{"--adasync-every must be a positive duration such as 5s"};
     }
-    if (rule->kind != RuleKind::kKSync && rule->kind != RuleKind::kKAsync) {
+    if (rule->rule != "k-sync" && rule->rule != "k-async") {
       return Error{
           fmt::format("--adasync-every adapts K for k-sync and k-async, not {}; use "
                       "--rule k-sync or --rule k-async with --k K0",
@@ -146,19 +146,25 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
                     o.workers_per_rank)};
   }
   if (o.sequential) {
-    if (o.workers != 1 || rule->kind != RuleKind::kSync || o.delay != "none" ||
+    if (o.workers != 1 || rule->rule != "sync" || o.delay != "none" ||
         o.clock != ClockKind::kReal) {
       return Error{
           "--sequential is plain SGD in one thread: it takes --workers 1, --rule sync, "
           "no --delay and the real clock; drop --sequential to use the parameter server"};
     }
   }
-  if (o.server == ServerPlacement::kHogwild && rule->kind == RuleKind::kSsp) {
+  if (o.record_drift && (o.sequential || o.server == ServerPlacement::kHogwild)) {
+    return Error{fmt::format(
+        "--record-drift measures what the server applies against the parameters each gradient "
+        "was computed on; {} has no server: drop --record-drift or use --server inline",
+        o.sequential ? "--sequential" : "--server hogwild")};
+  }
+  if (o.server == ServerPlacement::kHogwild && rule->rule == "ssp") {
     return Error{
         "--server hogwild has no server to hold a worker back, so it cannot bound staleness "
         "for --rule ssp; use --server inline or thread"};
   }
-  if (o.server == ServerPlacement::kHogwild && rule->kind != RuleKind::kAsync) {
+  if (o.server == ServerPlacement::kHogwild && rule->rule != "async") {
     return Error{
         fmt::format("--server hogwild has no server to collect K gradients, so it runs "
                     "--rule async only, not {}; use --server inline or thread",

@@ -1,5 +1,6 @@
 // MinibatchSampler: per-epoch seeded permutations and row gathering.
 #include "stalesgd/data/sampler.hpp"
+#include "util/state_stream.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -52,6 +52,11 @@ EvalRecord Evaluator::evaluate(const Pending& p, Workspace& ws) const {
   row.test_error = test.error;
   row.train_loss = train.loss;
   row.train_objective = train.loss + model_.l2_penalty(p.params);
+  if (data_.val.count > 0) {
+    const auto val = model_.evaluate(p.params, data_.val, ws, 0);
+    row.val_loss = val.loss;
+    row.val_error = val.error;
+  }
   return row;
 }
 
@@ -74,7 +79,7 @@ void Evaluator::give_back(std::unique_ptr<Workspace> ws) {
 
 EvalRecord Evaluator::evaluate_blocks(const Pending& p) {
   // Fixed blocks of eval_batch samples (a workspace's max batch, so each block is one chunk of
-  // Model::evaluate_sums): the test samples, then the train samples.
+  // Model::evaluate_sums): the test samples, then the train samples, then the held-out ones.
   struct Block {
     const Split* split;
     std::size_t first;
@@ -94,6 +99,10 @@ EvalRecord Evaluator::evaluate_blocks(const Pending& p) {
   for (std::size_t first = 0; first < train_total; first += batch) {
     blocks.push_back({&data_.train, first, std::min(batch, train_total - first)});
   }
+  const std::size_t train_blocks = blocks.size() - test_blocks;
+  for (std::size_t first = 0; first < data_.val.count; first += batch) {
+    blocks.push_back({&data_.val, first, std::min(batch, data_.val.count - first)});
+  }
   std::vector<EvalSums> sums(blocks.size());
   parallel_for_index(blocks.size(), [&](std::size_t i) {
     auto ws = take_workspace();
@@ -102,9 +111,9 @@ EvalRecord Evaluator::evaluate_blocks(const Pending& p) {
     give_back(std::move(ws));
   });
   // Added in block order from 0, as Model::evaluate adds its chunks: the same bits.
-  EvalSums test, train;
+  EvalSums test, train, val;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    EvalSums& to = i < test_blocks ? test : train;
+    EvalSums& to = i < test_blocks ? test : i < test_blocks + train_blocks ? train : val;
     to.loss += sums[i].loss;
     to.errors += sums[i].errors;
   }
@@ -118,6 +127,10 @@ EvalRecord Evaluator::evaluate_blocks(const Pending& p) {
   row.test_error = mean(static_cast<double>(test.errors), test_total);
   row.train_loss = mean(train.loss, train_total);
   row.train_objective = row.train_loss + model_.l2_penalty(p.params);
+  if (data_.val.count > 0) {
+    row.val_loss = mean(val.loss, data_.val.count);
+    row.val_error = mean(static_cast<double>(val.errors), data_.val.count);
+  }
   return row;
 }
 

@@ -1,12 +1,12 @@
 // Evaluator: evaluates parameter snapshots taken during training (test loss and error, train
-// loss on a subset) without stealing time from the run it measures. In background mode a
-// thread at SCHED_IDLE priority evaluates snapshots only when a core would otherwise be idle
-// (workers sleeping out their delays); whatever is left when training stops is evaluated
-// afterwards on all cores. The backlog is bounded (kMaxPending snapshots, and their memory): a
-// snapshot due while it is full is skipped and counted, so an --eval-every far shorter than an
-// evaluation cannot hold up the end of a run without limit. In inline mode (the virtual clock,
-// where evaluation costs no virtual time) submit() evaluates at once, so target-error stops are
-// deterministic.
+// loss on a subset, loss and error on the held-out split when there is one) without stealing time
+// from the run it measures. In background mode a thread at SCHED_IDLE priority evaluates snapshots
+// only when a core would otherwise be idle (workers sleeping out their delays); whatever is left
+// when training stops is evaluated afterwards on all cores. The backlog is bounded (kMaxPending
+// snapshots, and their memory): a snapshot due while it is full is skipped and counted, so an
+// --eval-every far shorter than an evaluation cannot hold up the end of a run without limit. In
+// inline mode (the virtual clock, where evaluation costs no virtual time) submit() evaluates at
+// once, so target-error stops are deterministic.
 //
 // Parallel evaluation (options.parallel, the default): where no training competes for the cores
 // (inline, and the snapshots left when training stops) one snapshot's test and train samples

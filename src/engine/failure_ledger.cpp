@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "stalesgd/straggler/duration.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

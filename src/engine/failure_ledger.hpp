@@ -12,7 +12,7 @@
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/rules/rule.hpp"
 #include "stalesgd/straggler/failure_plan.hpp"
-#include "stalesgd/util/state_stream.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

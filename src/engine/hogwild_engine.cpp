@@ -12,6 +12,7 @@
 
 #include "engine/failure_ledger.hpp"
 #include "output/checkpoint.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

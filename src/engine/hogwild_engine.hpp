@@ -23,6 +23,7 @@
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/util/seed.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

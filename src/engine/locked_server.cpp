@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "stalesgd/util/seed.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

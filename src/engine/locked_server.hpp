@@ -34,6 +34,7 @@
 #include "engine/server_core.hpp"
 #include "engine/server_transport.hpp"
 #include "stalesgd/straggler/profile.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

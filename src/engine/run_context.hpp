@@ -8,12 +8,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include "output/run_journal.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/dataset.hpp"
 #include "stalesgd/engine/progress.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/model/model.hpp"
-#include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {

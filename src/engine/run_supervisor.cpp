@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "engine/stall_watchdog.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 namespace {

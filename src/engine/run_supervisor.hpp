@@ -28,7 +28,7 @@
 #include "engine/evaluator.hpp"
 #include "engine/run_context.hpp"
 #include "output/checkpoint.hpp"
-#include "stalesgd/util/state_stream.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

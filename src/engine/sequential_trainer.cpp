@@ -10,6 +10,7 @@
 #include "output/checkpoint.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

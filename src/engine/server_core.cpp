@@ -1,7 +1,9 @@
 #include "engine/server_core.hpp"
+#include "util/state_stream.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <Eigen/Core>
 
@@ -43,15 +45,21 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
   if (!decision.accept) return out;
   const std::uint64_t staleness = current - computed_on;
   LrContext lr_ctx{current, staleness, 0.0};
-  if (lr_.needs_distance() && staleness > 0) {
-    const auto n = static_cast<Eigen::Index>(grad.size());
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  double drift_sq = kNaN, grad_sq = kNaN;
+  const auto n = static_cast<Eigen::Index>(grad.size());
+  if ((lr_.needs_distance() || ctx_.options.record_drift) && staleness > 0) {
     Eigen::Map<const Eigen::VectorXf> w(store_.current().data(), n);
     Eigen::Map<const Eigen::VectorXf> w_tau(computed_params.data(), n);
     lr_ctx.distance_sq = static_cast<double>((w - w_tau).squaredNorm());
+    if (ctx_.options.record_drift) drift_sq = lr_ctx.distance_sq;
+  }
+  if (ctx_.options.record_drift) {
+    grad_sq = static_cast<double>(Eigen::Map<const Eigen::VectorXf>(grad.data(), n).squaredNorm());
   }
   const double lr = lr_.rate(lr_ctx);
   if (diverged(loss, ctx_.data.num_classes)) return divergence_error(current + 1, loss, worker, lr);
-  round_.push_back({worker, computed_on, lr, loss, duration_s});
+  round_.push_back({worker, computed_on, lr, loss, duration_s, drift_sq, grad_sq});
   if (!decision.apply) {
     acc_.add(grad, static_cast<float>(lr));  // the worker reuses `grad` once this returns
     return out;
@@ -92,7 +100,10 @@ void ServerCore::record_update(double now_s, std::uint64_t current, std::uint64_
   u.wall_s = now_s;
   u.n_grads = static_cast<int>(round_.size());
   double lr_sum = 0.0, loss_sum = 0.0, st_sum = 0.0;
+  double drift_sum = 0.0, drift_n = 0.0, grad_sum = 0.0, grad_n = 0.0;
   for (const auto& a : round_) {
+    if (!std::isnan(a.drift_sq)) drift_sum += a.drift_sq, drift_n += 1.0;
+    if (!std::isnan(a.grad_sq)) grad_sum += a.grad_sq, grad_n += 1.0;
     const std::uint64_t st = current - a.computed_on;
     run_.gradients.push_back({version, a.worker, a.computed_on, st, a.duration_s});
     ++applied_[static_cast<std::size_t>(a.worker)];
@@ -105,6 +116,8 @@ void ServerCore::record_update(double now_s, std::uint64_t current, std::uint64_
   u.mean_staleness = st_sum / n;
   u.lr = lr_sum / n;
   u.minibatch_loss = loss_sum / n;
+  if (drift_n > 0.0) u.drift_sq = drift_sum / drift_n;
+  if (grad_n > 0.0) u.grad_sq = grad_sum / grad_n;
   staleness_sum_ += st_sum;
   staleness_count_ += n;
   run_.updates.push_back(u);
@@ -147,6 +160,8 @@ void ServerCore::save(StateWriter& out) const {
     out.f64(a.lr);
     out.f64(a.loss);
     out.f64(a.duration_s);
+    out.f64(a.drift_sq);
+    out.f64(a.grad_sq);
   }
   out.values(applied_);
   out.f64(staleness_sum_);
@@ -178,6 +193,8 @@ void ServerCore::load(StateReader& in) {
     a.lr = in.f64();
     a.loss = static_cast<float>(in.f64());
     a.duration_s = in.f64();
+    a.drift_sq = in.f64();
+    a.grad_sq = in.f64();
     round_.push_back(a);
   }
   auto applied = in.values<std::uint64_t>(static_cast<std::int64_t>(applied_.size()));

@@ -17,6 +17,7 @@
 #include "engine/update_accumulator.hpp"
 #include "rules/round_protocol.hpp"
 #include "stalesgd/rules/rule.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 
@@ -73,6 +74,8 @@ class ServerCore {
     double lr;
     float loss;
     double duration_s;
+    double drift_sq;  // --record-drift: |w_j - w_tau|^2 (NaN when fresh or not recorded)
+    double grad_sq;   // --record-drift: |g|^2 (NaN when not recorded)
   };
 
   // The records of the update that made `version` from `current`, over round_, which it

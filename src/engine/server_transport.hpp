@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "stalesgd/util/state_stream.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

@@ -1,6 +1,7 @@
 // The real-thread engine as the LockedServer's transport: assignments into the worker slots,
 // the server thread (--server thread) and the run's life cycle. Workers: thread_worker.cpp.
 #include "engine/thread_engine.hpp"
+#include "util/state_stream.hpp"
 
 #include <algorithm>
 

@@ -51,6 +51,7 @@
 #include "engine/server_transport.hpp"
 #include "engine/wake_policy.hpp"
 #include "engine/worker_slot.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

@@ -1,10 +1,13 @@
 // train(): builds the run's shared parts (model, w_0) and hands them to the chosen engine.
-#include "stalesgd/engine/trainer.hpp"
+#include "engine/train_io.hpp"
+
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/run_context.hpp"
+#include "stalesgd/data/holdout.hpp"
 #include "stalesgd/util/seed.hpp"
 
 namespace stalesgd {
@@ -14,8 +17,17 @@ Result<RunRecord> train(const ResolvedRun& run, const Dataset& data,
   return train(run, data, TrainIo{.interrupt = interrupt});
 }
 
-Result<RunRecord> train(const ResolvedRun& run, const Dataset& data, const TrainIo& io) {
+Result<RunRecord> train(const ResolvedRun& run, const Dataset& given, const TrainIo& io) {
   const TrainerOptions& options = run.options();
+  // --holdout: the run trains on, samples and evaluates a copy whose last training samples are
+  // its val split (a race shares `given` between runs with and without one).
+  std::optional<Dataset> held;
+  if (options.holdout > 0) {
+    auto split = with_holdout(given, options.holdout);
+    if (!split) return split.error();
+    held.emplace(std::move(split).value());
+  }
+  const Dataset& data = held ? *held : given;
   if (static_cast<std::size_t>(options.batch) > data.train.count) {
     return Error{fmt::format("--batch {} is larger than the {} training samples of {}",
                              options.batch, data.train.count, data.name)};

@@ -1,5 +1,6 @@
 // UpdateAccumulator: the round sum and the update w - sum / K, in Eigen.
 #include "engine/update_accumulator.hpp"
+#include "util/state_stream.hpp"
 
 #include <Eigen/Core>
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "stalesgd/util/state_stream.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

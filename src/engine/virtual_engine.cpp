@@ -15,6 +15,7 @@
 #include "sim/event_simulator.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 namespace {

@@ -11,6 +11,7 @@
 #include "config/option_table.hpp"
 #include "output/checkpoint.hpp"
 #include "stalesgd/data/catalog.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -57,7 +58,9 @@ std::optional<std::string> changed_setting(const nlohmann::json& config,
     if ((key == "eval_samples" || key == "eval_train_samples") && zero) continue;
     const auto it = config.find(key);
     const nlohmann::json used = it == config.end() ? nlohmann::json() : *it;
-    if (used == value || (used.is_null() && zero)) continue;
+    // A switch a run from before it was recorded without is off.
+    const bool off = value.is_boolean() && !value.get<bool>();
+    if (used == value || (used.is_null() && (zero || off))) continue;
     // An mpi run's job was given its npz:PATH absolute (mpi_launch.cpp): the same file.
     if (key == "dataset" && used.is_string() && value.is_string() &&
         absolute_dataset_name(used.get<std::string>()) ==
@@ -88,15 +91,8 @@ std::optional<std::string> changed_flag(const std::vector<std::string>& recorded
 }
 
 double recorded_checkpoint_every(const std::vector<std::string>& recorded) {
-  for (std::size_t i = 0; i + 1 < recorded.size(); ++i) {
-    if (recorded[i] != "--checkpoint-every") continue;
-    TrainerOptions o;
-    if (const OptionDecl* d = find_option("checkpoint-every");
-        d != nullptr && set_from_text(*d, recorded[i + 1], o)) {
-      return o.checkpoint_every_s;
-    }
-  }
-  return 0.0;
+  const auto o = options_from_args(recorded);
+  return o ? o->checkpoint_every_s : 0.0;
 }
 
 Result<KeptRun> keep(const ExperimentRun& r, const fs::path& dir, const RaceSettings& settings,

@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "output/run_journal.hpp"
 #include "stalesgd/config/trainer_options.hpp"
 #include "stalesgd/experiment/race.hpp"
-#include "stalesgd/output/run_journal.hpp"
 
 namespace stalesgd {
 

@@ -177,7 +177,15 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
   std::ifstream in(out / "summary.json");
   if (!in) return Error{fmt::format("the mpi run wrote no {}", (out / "summary.json").string())};
   try {
-    return nlohmann::json::parse(in);
+    auto summary = nlohmann::json::parse(in);
+    // Rank 0 wrote it at the start and did not replace it: the job ended mid-run.
+    if (summary.value("status", "") == std::string("running")) {
+      return Error{
+          fmt::format("the mpi job ended before its run did ({} says running; the "
+                      "job's output: {})",
+                      (out / "summary.json").string(), log.string())};
+    }
+    return summary;
   } catch (const nlohmann::json::exception& e) {
     return Error{fmt::format("{}: {}", (out / "summary.json").string(), e.what())};
   }

@@ -38,7 +38,15 @@ Status write_race_provenance(const Experiment& ex, const std::filesystem::path& 
     }
     return {};
   };
-  if (auto s = checked(write_file_atomically(dir / kExperimentCopy, ex.source_text)); !s) return s;
+  // The file as it was read, then what `race --set` changed in every run, so that the copy says
+  // which runs the race made.
+  std::string copy = ex.source_text;
+  if (!ex.set.empty()) {
+    if (!copy.empty() && copy.back() != '\n') copy += '\n';
+    copy += "\n# race --set, applied over the file above to every run:\n";
+    for (const auto& arg : ex.set) copy += "#   --set " + arg + "\n";
+  }
+  if (auto s = checked(write_file_atomically(dir / kExperimentCopy, copy)); !s) return s;
 
   std::vector<RunConfig> configs;
   for (const auto& r : ex.runs) configs.push_back(run_config(r.options()));

@@ -15,16 +15,16 @@
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
+#include "engine/train_io.hpp"
+#include "experiment/folder_run.hpp"
 #include "experiment/kept_run.hpp"
 #include "experiment/mpi_launch.hpp"
 #include "experiment/provenance.hpp"
 #include "experiment/race_progress.hpp"
 #include "experiment/run_config.hpp"
 #include "output/checkpoint.hpp"
+#include "output/provenance.hpp"
 #include "stalesgd/config/resolved_run.hpp"
-#include "stalesgd/engine/trainer.hpp"
-#include "stalesgd/output/provenance.hpp"
-#include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
 #include "util/logging.hpp"
 
@@ -38,7 +38,7 @@ RaceRow row_of(const ExperimentRun& r) {
   RaceRow row;
   row.label = r.label;
   row.slug = r.slug;
-  row.rule = r.run.rule().kind;
+  row.rule = r.run.rule().rule;
   row.k = r.run.rule().k;
   row.seed = r.options().seed;
   row.clock = to_string(r.options().clock);
@@ -136,45 +136,24 @@ Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const 
   auto resolved = ResolvedRun::resolve(o);
   if (!resolved) return resolved.error();
   const std::optional<std::string>& payload = kept.payload;
-  const JournalOffsets& offsets = kept.offsets;
-  auto journal = RunJournal::open(
-      dir, payload ? RunJournal::Existing::kContinue : RunJournal::Existing::kOverwrite, offsets);
-  if (!journal) return journal.error();
-  auto log = logging::RunLog::open(dir);
-  if (!log) return log.error();
-  (*log)->record(spdlog::level::info,
-                 fmt::format("{} run '{}' of: {}", payload ? "resume:" : "start:", r.label,
-                             shell_quoted(settings.command_line)));
-  const auto reporter = progress.start(index, log->get());
-  auto run = train(*resolved, ds,
-                   TrainIo{.interrupt = interrupt,
-                           .journal = journal->get(),
-                           .resume = payload ? &*payload : nullptr,
-                           .progress = reporter.get(),
-                           .log = (*log)->logger().get()});
+  auto folder = open_run_folder(
+      dir, payload ? RunJournal::Existing::kContinue : RunJournal::Existing::kOverwrite,
+      kept.offsets,
+      fmt::format("{} run '{}' of: {}", payload ? "resume:" : "start:", r.label,
+                  shell_quoted(settings.command_line)));
+  if (!folder) return folder.error();
+  const auto reporter = progress.start(index, folder->log.get());
+  auto run = train_into_folder(*resolved, ds, *folder,
+                               {.interrupt = interrupt,
+                                .progress = reporter.get(),
+                                .resume = payload ? &*payload : nullptr,
+                                .provenance = std::move(provenance)});
   if (!run) {
-    (*log)->record(spdlog::level::err, run.error().message);
+    folder->log->record(spdlog::level::err, run.error().message);
     return run.error();
   }
-  provenance.ended = std::chrono::system_clock::now();
-  (*log)->record(
-      spdlog::level::info,
-      fmt::format("end: {} after {} iterations, {:.3f} s", to_string(run->stop_reason),
-                  run->updates.empty() ? 0 : run->updates.back().iteration, run->wall_s));
-  std::string error;
-  if (run->stop_reason == StopReason::kDiverged) error = run->divergence;
-  if (run->stop_reason == StopReason::kFailed || run->stop_reason == StopReason::kWorkersFailed ||
-      run->stop_reason == StopReason::kStalled) {
-    error = run->stop_message;
-  }
-  const auto theory = predict_runtime(*resolved);
-  if (auto s = finish_run_outputs(**journal, *resolved, *run, theory, error,
-                                  settings.command_line.empty() ? Provenance{} : provenance);
-      !s) {
-    return s.error();
-  }
-  if (run->stop_reason == StopReason::kFailed) return Error{run->stop_message};
-  return make_row(r, *run, theory);
+  if (run->record.stop_reason == StopReason::kFailed) return Error{run->record.stop_message};
+  return make_row(r, run->record, run->theory);
 }
 
 // Run `r` into its folder: its row kept from an earlier race (--resume), from an mpirun job, or
@@ -211,6 +190,16 @@ Result<RaceRow> race_one(const ExperimentRun& r, const RaceData& data, const fs:
 }
 
 }  // namespace
+
+std::vector<std::size_t> start_order(const Experiment& ex, int jobs) {
+  std::vector<std::size_t> order(ex.runs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (jobs > 1) {
+    std::stable_partition(order.begin(), order.end(),
+                          [&](std::size_t i) { return may_run_alongside(ex.runs[i]); });
+  }
+  return order;
+}
 
 bool may_run_alongside(const ExperimentRun& run) {
   return run.options().clock == ClockKind::kVirtual && run.options().engine == EngineKind::kThread;
@@ -252,6 +241,14 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
   std::vector<std::optional<Error>> errors(n);  // GUARDED_BY(mu)
   bool stop = false;       // GUARDED_BY(mu): a run failed or was interrupted; start no more
   bool cut_short = false;  // GUARDED_BY(mu): the interrupt came before a run started
+
+  // With jobs > 1 the runs that may share the machine go first, `jobs` at a time; the rest
+  // follow one at a time. A run's outputs do not depend on which thread runs it.
+  const std::vector<std::size_t> order = start_order(ex, settings.jobs);
+  std::vector<std::size_t> parallel, alone;
+  for (std::size_t i : order) {
+    (settings.jobs > 1 && may_run_alongside(ex.runs[i]) ? parallel : alone).push_back(i);
+  }
   const auto run_one = [&](std::size_t i) {
     {
       std::lock_guard lock(mu);
@@ -273,13 +270,6 @@ Result<RaceOutcome> run_race(const Experiment& ex, RaceData data, const fs::path
     if (on_run_done) on_run_done(i, *rows[i]);
     if (rows[i]->stop_reason == StopReason::kInterrupted) stop = true;
   };
-
-  // With jobs > 1 the runs that may share the machine go first, `jobs` at a time; the rest
-  // follow one at a time. A run's outputs do not depend on which thread runs it.
-  std::vector<std::size_t> parallel, alone;
-  for (std::size_t i = 0; i < n; ++i) {
-    (settings.jobs > 1 && may_run_alongside(ex.runs[i]) ? parallel : alone).push_back(i);
-  }
   if (!parallel.empty()) {
     // Plain threads rather than a tbb::task_arena: TBB's runtime is not instrumented, so
     // ThreadSanitizer would report its hand-off of each task as a race (as evaluator.cpp

@@ -65,11 +65,16 @@ Result<RaceData> check_race(const Experiment& ex) {
     }
     const Dataset& ds = it->second;
     if (auto s = check_model(r, ds.train.shape, ds.num_classes); !s) return s.error();
-    if (static_cast<std::size_t>(o.batch) > ds.train.count) {
+    if (o.holdout >= ds.train.count) {
+      return Error{fmt::format("run '{}': holdout = {} leaves no training sample: {} has {}",
+                               r.label, o.holdout, ds.name, ds.train.count)};
+    }
+    if (static_cast<std::size_t>(o.batch) > ds.train.count - o.holdout) {
       return Error{
-          fmt::format("run '{}': batch = {} is larger than the {} training samples of {}; "
+          fmt::format("run '{}': batch = {} is larger than the {} training samples of {}{}; "
                       "give a smaller batch",
-                      r.label, o.batch, ds.train.count, ds.name)};
+                      r.label, o.batch, ds.train.count - o.holdout, ds.name,
+                      o.holdout > 0 ? " left by the holdout" : "")};
     }
   }
   return data;

@@ -71,7 +71,7 @@ Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows)
     fmt::format_to(
         std::back_inserter(csv),
         "\"{}\",{},{},{},{},{},{},{:.6f},{},{},{:.6g},{},{},{:.4f},{:.0f},{},{},{},{:.4f},{}",
-        label, r.slug, to_string(r.rule), r.k, r.seed, r.clock, r.iterations, r.wall_s,
+        label, r.slug, r.rule, r.k, r.seed, r.clock, r.iterations, r.wall_s,
         opt(r.time_to_target_s), opt(r.final_test_error), r.seconds_per_iteration,
         opt(r.predicted_seconds_per_iteration),
         r.predicted_seconds_per_iteration ? to_string(r.predicted_method) : "", r.mean_staleness,
@@ -91,18 +91,25 @@ Status write_results_csv(const fs::path& path, const std::vector<RaceRow>& rows)
 }
 
 std::string results_markdown(const std::vector<RaceRow>& rows, double target_error) {
+  // A run that did not reach its budget or target (interrupted, diverged, failed...) gets a
+  // "stop" column for all, so that it is not read as finished; a race whose runs all finished
+  // keeps the narrower table.
+  const bool stop_column = std::any_of(rows.begin(), rows.end(), [](const RaceRow& r) {
+    return r.stop_reason != StopReason::kTime && r.stop_reason != StopReason::kIterations &&
+           r.stop_reason != StopReason::kTargetError;
+  });
   std::string out;
   const std::string target = target_error > 0.0 ? fmt::format("time to {:.3g} (s)", target_error)
                                                 : std::string("time to target (s)");
   out += fmt::format(
       "| run | rule | K | {} | error at end | s/iter measured | s/iter predicted | "
-      "mean staleness | wasted work |\n",
-      target);
-  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+      "mean staleness | wasted work |{}\n",
+      target, stop_column ? " stop |" : "");
+  out += fmt::format("|---|---|---:|---:|---:|---:|---:|---:|---:|{}\n", stop_column ? "---|" : "");
   for (const auto& r : rows) {
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {:.5f} | {} | {:.2f} | {:.1f}% |\n", r.label, to_string(r.rule),
-        r.k, r.time_to_target_s ? fmt::format("{:.2f}", *r.time_to_target_s) : std::string("—"),
+        "| {} | {} | {} | {} | {} | {:.5f} | {} | {:.2f} | {:.1f}% |{}\n", r.label, r.rule, r.k,
+        r.time_to_target_s ? fmt::format("{:.2f}", *r.time_to_target_s) : std::string("—"),
         r.stop_reason == StopReason::kDiverged ? std::string("diverged")
         : r.final_test_error                   ? fmt::format("{:.4f}", *r.final_test_error)
                                                : std::string("—"),
@@ -111,7 +118,8 @@ std::string results_markdown(const std::vector<RaceRow>& rows, double target_err
             ? fmt::format("{:.5f} ({})", *r.predicted_seconds_per_iteration,
                           r.predicted_method == PredictionMethod::kClosedForm ? "closed" : "MC")
             : std::string("—"),
-        r.mean_staleness, 100.0 * r.wasted_fraction);
+        r.mean_staleness, 100.0 * r.wasted_fraction,
+        stop_column ? fmt::format(" {} |", to_string(r.stop_reason)) : std::string());
   }
   return out;
 }

@@ -203,7 +203,9 @@ Result<Setting> setting_from_arg(std::string_view arg, std::size_t index) {
   const auto eq = arg.find('=');
   const std::string_view key = trim(arg.substr(0, eq));
   if (eq == std::string_view::npos || key.empty()) {
-    return Error{fmt::format("{}: give key=value, e.g. --set k=4 or --set 'k=[1,2,4]'", where)};
+    return Error{fmt::format(
+        "{}: give key=value, e.g. --set k=4, or a sweep: --set k=1,2,4 or --set 'k=[1,2,4]'",
+        where)};
   }
   const OptionDecl* option = experiment_option(key == "seeds" ? "seed" : key);
   if (option == nullptr) {
@@ -211,11 +213,16 @@ Result<Setting> setting_from_arg(std::string_view arg, std::size_t index) {
                              known_experiment_keys())};
   }
   const std::string_view value = trim(arg.substr(eq + 1));
-  Setting s{option, {}, bracketed(value), {kSetLine, static_cast<long>(index)}};
+  // lr=0.01,0.1 is the sweep lr=[0.01,0.1] for a key whose values hold no comma of their own
+  // (not a delay spec or other string, not mlp's hidden=256,128).
+  const bool comma_list = !bracketed(value) && value.find(',') != std::string_view::npos &&
+                          option->type != OptionType::kString &&
+                          option->type != OptionType::kIntList;
+  Setting s{option, {}, bracketed(value) || comma_list, {kSetLine, static_cast<long>(index)}};
   if (option_key(*option) == "seed") s.order = {kSeedLine, static_cast<long>(index)};
   std::vector<std::string> texts{std::string(value)};
   if (s.list) {
-    texts = split_list(value.substr(1, value.size() - 2));
+    texts = split_list(comma_list ? value : value.substr(1, value.size() - 2));
     if (option->type == OptionType::kIntList) {
       // hidden=[256,128] is one list; hidden=[[128],[256,128]] sweeps two.
       s.list = !texts.empty() &&

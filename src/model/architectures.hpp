@@ -31,6 +31,11 @@ std::optional<ModelFactory> registered_factory(std::string_view name);
 // "torchscript:PATH" (a non-empty PATH).
 bool is_torchscript_name(std::string_view name);
 
+// Loads the TorchScript plugin, if it is there and NAME's file exists, so that the build's
+// libraries name its LibTorch (util/build_info.hpp) before a run records them. A missing file is
+// refused by make_torchscript without loading LibTorch (about 1 s), and so is a missing plugin.
+void load_torchscript_plugin(std::string_view name);
+
 // The scripted module in PATH, through the TorchScript plugin; errors name the file and the fix.
 Result<std::unique_ptr<Model>> make_torchscript(std::string_view name, const ImageShape& input,
                                                 int classes, float l2);

@@ -13,6 +13,7 @@
 
 #include "model/architectures.hpp"
 #include "model/torchscript_plugin.hpp"
+#include "util/build_info.hpp"
 
 namespace stalesgd::model {
 namespace {
@@ -61,6 +62,11 @@ const Plugin& plugin() {
         return;
       }
       loaded.make = reinterpret_cast<MakeTorchScriptModel>(dlsym(handle, kTorchScriptSymbol));
+      using Version = const char* (*)();
+      if (const auto version =
+              reinterpret_cast<Version>(dlsym(handle, kTorchScriptVersionSymbol))) {
+        note_library("LibTorch", version());  // summary.json's provenance
+      }
       if (!loaded.make) {
         loaded.error =
             fmt::format("{} is not a stalesgd TorchScript plugin; rebuild", path.string());
@@ -80,6 +86,11 @@ const Plugin& plugin() {
 
 bool is_torchscript_name(std::string_view name) {
   return name.size() > kPrefix.size() && name.substr(0, kPrefix.size()) == kPrefix;
+}
+
+void load_torchscript_plugin(std::string_view name) {
+  std::error_code ec;
+  if (fs::is_regular_file(name.substr(kPrefix.size()), ec)) plugin();
 }
 
 Result<std::unique_ptr<Model>> make_torchscript(std::string_view name, const ImageShape& input,

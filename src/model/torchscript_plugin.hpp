@@ -14,6 +14,8 @@ namespace stalesgd::model {
 
 inline constexpr int kTorchScriptAbi = 1;
 inline constexpr const char* kTorchScriptSymbol = "stalesgd_make_torchscript_model";
+// const char* (): the LibTorch version the plugin was built against.
+inline constexpr const char* kTorchScriptVersionSymbol = "stalesgd_torchscript_libtorch";
 inline constexpr const char* kTorchScriptPluginFile = "libstalesgd_torchscript.so";
 
 struct TorchScriptRequest {

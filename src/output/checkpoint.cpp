@@ -14,6 +14,7 @@
 #include "stalesgd/data/catalog.hpp"
 #include "util/atomic_file.hpp"
 #include "util/crc32.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -23,7 +24,7 @@ namespace {
 constexpr std::string_view kMagic = "stalesgd checkpoint\n";
 // 2: gradient rows carry duration_s; 3: eval rows carry train_objective; 4: the run's identity
 // (run id, options and data digests, the journal files' CRCs).
-constexpr std::uint64_t kFormat = 4;
+constexpr std::uint64_t kFormat = 6;  // 5: updates' drift_sq and grad_sq; 6: evals' val_*
 
 }  // namespace
 
@@ -54,6 +55,8 @@ void save_header(StateWriter& out, const CheckpointHeader& h) {
     out.u64(u.max_staleness);
     out.f64(u.lr);
     out.f64(u.minibatch_loss);
+    out.f64(u.drift_sq);
+    out.f64(u.grad_sq);
   }
   out.u64(h.rows.gradients.size());
   for (const auto& g : h.rows.gradients) {
@@ -71,6 +74,8 @@ void save_header(StateWriter& out, const CheckpointHeader& h) {
     out.f64(e.test_loss);
     out.f64(e.test_error);
     out.f64(e.train_objective);
+    out.f64(e.val_loss);
+    out.f64(e.val_error);
   }
 }
 
@@ -112,6 +117,8 @@ CheckpointHeader load_header(StateReader& in) {
     u.max_staleness = in.u64();
     u.lr = in.f64();
     u.minibatch_loss = in.f64();
+    u.drift_sq = in.f64();
+    u.grad_sq = in.f64();
     h.rows.updates.push_back(u);
   }
   for (std::uint64_t i = 0, n = count(40); i < n && in.ok(); ++i) {
@@ -123,7 +130,7 @@ CheckpointHeader load_header(StateReader& in) {
     g.duration_s = in.f64();
     h.rows.gradients.push_back(g);
   }
-  for (std::uint64_t i = 0, n = count(48); i < n && in.ok(); ++i) {
+  for (std::uint64_t i = 0, n = count(64); i < n && in.ok(); ++i) {
     EvalRecord e;
     e.wall_s = in.f64();
     e.iteration = in.u64();
@@ -131,6 +138,8 @@ CheckpointHeader load_header(StateReader& in) {
     e.test_loss = in.f64();
     e.test_error = in.f64();
     e.train_objective = in.f64();
+    e.val_loss = in.f64();
+    e.val_error = in.f64();
     h.rows.evals.push_back(e);
   }
   if (in.ok() &&

@@ -12,12 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "output/run_journal.hpp"
 #include "stalesgd/config/trainer_options.hpp"
 #include "stalesgd/data/dataset.hpp"
 #include "stalesgd/metrics/records.hpp"
-#include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/util/result.hpp"
-#include "stalesgd/util/state_stream.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

@@ -1,5 +1,5 @@
 // Provenance: the command line, UTC times and the load average of a run.
-#include "stalesgd/output/provenance.hpp"
+#include "output/provenance.hpp"
 
 #include <ctime>
 

@@ -1,5 +1,6 @@
 // RunJournal: the CSV journal of a run and the durable write of its closing files.
-#include "stalesgd/output/run_journal.hpp"
+#include "output/run_journal.hpp"
+#include "output/summary_status.hpp"
 
 #include "util/atomic_file.hpp"
 #include "util/crc32.hpp"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -22,18 +24,24 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kUpdatesHeader =
-    "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss\n";
+    "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss,drift_sq,grad_sq\n";
 constexpr const char* kGradientsHeader =
     "iteration,worker,computed_on_version,staleness,duration_s\n";
-// train_objective last: readers of the five older columns, by name or by position, still work.
+// Newer columns last: readers of the older ones, by name or by position, still work.
 constexpr const char* kEvalsHeader =
-    "wall_s,iteration,train_loss,test_loss,test_error,train_objective\n";
+    "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error\n";
+
+// A column not recorded (NaN) as an empty field, else as %.6g.
+std::string empty_if_nan(double v) {
+  return std::isnan(v) ? std::string() : fmt::format("{:.6g}", v);
+}
 
 // Every file a run writes into its folder: what --force removes and what makes a folder "hold a
 // run" for the refusal.
 constexpr const char* kRunFiles[] = {
-    "summary.json",   "updates.csv", "gradients.csv",    "evals.csv",       "workers.csv",
-    "checkpoint.bin", "run.log",     "summary.json.tmp", "workers.csv.tmp", "checkpoint.bin.tmp"};
+    "summary.json",    "updates.csv",        "gradients.csv", "evals.csv",
+    "workers.csv",     "checkpoint.bin",     "run.log",       "summary.json.tmp",
+    "workers.csv.tmp", "checkpoint.bin.tmp", "run.toml",      "run.toml.tmp"};
 
 // The CRC-32 of a file's first `n` bytes into `crc`; false (errno set) when a read fails.
 bool crc_of_prefix(int fd, std::uint64_t n, std::uint32_t& crc) {
@@ -73,8 +81,11 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
   if (existing == Existing::kRefuse) {
     // A folder holds a run once its training started: what a run refused or killed before its
     // first update left (headers, run.log) is replaced without asking.
+    // A summary.json saying "running" is the start of a run killed before it ended: its
+    // checkpoint or its rows decide, below.
+    const bool finished = read_summary_status(dir).finished();
     for (const char* name : {"summary.json", "checkpoint.bin"}) {
-      if (fs::exists(dir / name, ec)) {
+      if ((std::string_view(name) != "summary.json" || finished) && fs::exists(dir / name, ec)) {
         return Error{fmt::format(
             "--out {} already holds a run ({}); pass --force to replace it, --resume {} to "
             "continue it, or another --out",
@@ -151,7 +162,7 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
   }
   if (s && existing == Existing::kContinue) {
     // The rows after the checkpoint are written again, so they are cut off; an interrupted
-    // run being resumed is unfinished again until its new summary.json.
+    // run being resumed is unfinished again until its new summary.json (first "running").
     for (File* file : {&j->updates_, &j->gradients_, &j->evals_}) {
       if (::ftruncate(file->fd, static_cast<off_t>(file->flushed)) != 0 ||
           ::lseek(file->fd, 0, SEEK_END) < 0) {
@@ -208,8 +219,10 @@ Status RunJournal::append(std::span<const UpdateRecord> rows) {
   if (rows.empty()) return error_;
   fmt::memory_buffer out;
   for (const auto& u : rows) {
-    fmt::format_to(std::back_inserter(out), "{},{:.6f},{},{:.4f},{},{:.6g},{:.6g}\n", u.iteration,
-                   u.wall_s, u.n_grads, u.mean_staleness, u.max_staleness, u.lr, u.minibatch_loss);
+    // drift_sq and grad_sq empty where not recorded (--record-drift) or none was stale.
+    fmt::format_to(std::back_inserter(out), "{},{:.6f},{},{:.4f},{},{:.6g},{:.6g},{},{}\n",
+                   u.iteration, u.wall_s, u.n_grads, u.mean_staleness, u.max_staleness, u.lr,
+                   u.minibatch_loss, empty_if_nan(u.drift_sq), empty_if_nan(u.grad_sq));
   }
   if (auto s = write(updates_, fmt::to_string(out), offsets_.update_bytes, offsets_.update_crc); !s)
     return s;
@@ -236,8 +249,9 @@ Status RunJournal::append(std::span<const EvalRecord> rows) {
   if (rows.empty()) return error_;
   fmt::memory_buffer out;
   for (const auto& e : rows) {
-    fmt::format_to(std::back_inserter(out), "{:.6f},{},{:.6g},{:.6g},{:.6g},{:.6g}\n", e.wall_s,
-                   e.iteration, e.train_loss, e.test_loss, e.test_error, e.train_objective);
+    fmt::format_to(std::back_inserter(out), "{:.6f},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n",
+                   e.wall_s, e.iteration, e.train_loss, e.test_loss, e.test_error,
+                   e.train_objective, empty_if_nan(e.val_loss), empty_if_nan(e.val_error));
   }
   if (auto s = write(evals_, fmt::to_string(out), offsets_.eval_bytes, offsets_.eval_crc); !s)
     return s;

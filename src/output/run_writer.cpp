@@ -1,7 +1,8 @@
 // The run's output files and summary.json (the JSON is built here: no JSON in public headers).
-#include "stalesgd/output/run_writer.hpp"
+#include "output/run_writer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <span>
 #include <type_traits>
 
@@ -11,6 +12,7 @@
 #include "config/option_table.hpp"
 #include "stalesgd/version.hpp"
 #include "util/atomic_file.hpp"
+#include "util/build_info.hpp"
 #include "util/host_info.hpp"
 
 namespace stalesgd {
@@ -54,13 +56,25 @@ nlohmann::json provenance_json(const Provenance& p) {
   j["stalesgd"] = {{"version", version()}, {"commit", git_commit()}};
   j["command_line"] = shell_quoted(p.command_line);
   j["started_at"] = iso8601_utc(p.started);
-  j["ended_at"] = iso8601_utc(p.ended);
+  j["ended_at"] = p.ended == std::chrono::system_clock::time_point{}
+                      ? nlohmann::json(nullptr)
+                      : nlohmann::json(iso8601_utc(p.ended));
+  const BuildInfo b = build_info();
+  j["build"] = {{"type", b.type},         {"compiler", b.compiler},
+                {"flags", b.flags},       {"march", b.native ? "native" : "portable"},
+                {"sanitize", b.sanitize}, {"libraries", nlohmann::json::object()}};
+  for (const auto& [name, version] : b.libraries) j["build"]["libraries"][name] = version;
+  if (!p.data_digest.empty()) {
+    j["data"] = {{"dataset", p.dataset}, {"crc32", p.data_digest}};
+  }
   const HostInfo h = host_info();
   j["host"] = {{"name", h.name}, {"cpu", h.cpu}, {"cores", h.cores}, {"os", h.os}};
   // The machine's load during a real-clock run colours its wallclock figures.
   const auto load = [](double l) { return l < 0.0 ? nlohmann::json(nullptr) : nlohmann::json(l); };
   j["host"]["load_1min_start"] = load(p.load_at_start);
-  j["host"]["load_1min_end"] = load(load_average());
+  j["host"]["load_1min_end"] = p.ended == std::chrono::system_clock::time_point{}
+                                   ? nlohmann::json(nullptr)
+                                   : load(load_average());
   return j;
 }
 
@@ -87,6 +101,10 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
   if (!run.evals.empty()) {
     j["final_test_error"] = run.evals.back().test_error;
     j["final_test_loss"] = run.evals.back().test_loss;
+    if (!std::isnan(run.evals.back().val_error)) {
+      j["final_val_error"] = run.evals.back().val_error;
+      j["final_val_loss"] = run.evals.back().val_loss;
+    }
   } else {
     j["final_test_error"] = nullptr;
   }
@@ -121,6 +139,33 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
 }
 
 }  // namespace
+
+// summary.json's "status": "complete" for a run that reached its budget or target,
+// "interrupted" (a signal; --engine mpi: mpirun ended the job), "failed" (an exception in one of
+// its threads, or a write that failed), "incomplete" (diverged, too few workers left, stalled).
+static const char* run_status(StopReason reason, bool write_failed) {
+  switch (reason) {
+    case StopReason::kInterrupted:
+      return "interrupted";
+    case StopReason::kFailed:
+      return "failed";
+    case StopReason::kDiverged:
+    case StopReason::kWorkersFailed:
+    case StopReason::kStalled:
+      return "incomplete";
+    default:
+      return write_failed ? "failed" : "complete";
+  }
+}
+
+Status write_running_summary(const fs::path& dir, const ResolvedRun& config,
+                             const Provenance& provenance) {
+  nlohmann::json summary;
+  summary["status"] = "running";
+  summary["config"] = resolved_config(config, RunRecord{});
+  if (!provenance.command_line.empty()) summary["provenance"] = provenance_json(provenance);
+  return write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
+}
 
 Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const RunRecord& run,
                           const std::optional<RuntimePrediction>& theory, const std::string& error,
@@ -163,7 +208,7 @@ Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const 
     // are, since an uninterrupted run of the same flags is another run.
     if (!run.run_id.empty()) summary["provenance"]["run_id"] = run.run_id;
   }
-  summary["status"] = first_error.empty() ? "complete" : "incomplete";
+  summary["status"] = run_status(run.stop_reason, !first_error.empty());
   if (!first_error.empty()) summary["error"] = first_error;
   if (auto w = write_file_atomically(journal.dir() / "summary.json", summary.dump(2) + "\n");
       !w && first_error.empty()) {

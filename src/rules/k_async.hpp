@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "stalesgd/rules/rule.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

@@ -1,5 +1,8 @@
 #include "rules/k_batch_sync.hpp"
 
+#include "stalesgd/rules/rule_registry.hpp"
+#include "stalesgd/straggler/distribution.hpp"
+
 namespace stalesgd {
 
 Decision KBatchSync::on_gradient(const Arrival& a) {
@@ -15,6 +18,23 @@ Decision KBatchSync::on_gradient(const Arrival& a) {
     pending_ = 0;
   }
   return d;
+}
+
+RuleInfo k_batch_sync_rule() {
+  return {.name = "k-batch-sync",
+          .summary = "the first K fresh minibatch gradients from any workers; the rest cancelled",
+          .synchronous = true,
+          .k = KChoice::kGiven,
+          .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
+            return std::make_unique<KBatchSync>(c.workers, c.k);
+          },
+          // Dutta et al. 2018, Theorem 2: K / (P mu), exponential delays only.
+          .closed_form = [](const RuleConfig& rule,
+                            const Distribution& x) -> std::optional<ClosedForm> {
+            const auto se = x.as_shifted_exponential();
+            if (!se || se->shift_s != 0.0) return std::nullopt;
+            return ClosedForm{rule.k * se->mean_s / rule.workers, "K / (P mu)"};
+          }};
 }
 
 }  // namespace stalesgd

@@ -1,7 +1,15 @@
 #include "rules/k_sync.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <utility>
+
+#include <fmt/format.h>
+
+#include "stalesgd/rules/rule_registry.hpp"
+#include "stalesgd/straggler/distribution.hpp"
+#include "stalesgd/straggler/order_statistics.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 
@@ -74,6 +82,80 @@ void KSync::load(StateReader& in) {
 void KSync::clear_round() {
   Rule::clear_round();
   seen_.assign(seen_.size(), false);
+}
+
+namespace {
+
+// E[T] = E[X_{K:P}], the K-th fastest of P draws, for any distribution with a finite mean;
+// (H_P - H_{P-K}) / mu for the exponential. Dutta et al. 2018, Theorem 1 (sync: K = P).
+std::optional<ClosedForm> k_sync_closed_form(const RuleConfig& rule, const Distribution& x) {
+  const auto se = x.as_shifted_exponential();
+  const double t = expected_order_statistic(x, rule.k, rule.workers);
+  if (se && se->shift_s == 0.0) return ClosedForm{t, "(H_P - H_{P-K}) / mu"};
+  if (se) return ClosedForm{t, "shift + (H_P - H_{P-K}) * mean"};
+  if (!std::isfinite(x.mean())) return std::nullopt;
+  return ClosedForm{t, "E[X_{K:P}] (numerical)"};
+}
+
+// --rule backup --backups b: Chen et al. 2016's sync with b backup workers, which is k-sync
+// with K = P - b. A --k that says the same K is accepted (summary.json's config holds both).
+Result<RuleConfig> resolve_backup(const RuleSpec& spec, int workers) {
+  const int b = spec.backups;
+  if (b == -1) {
+    return Error{
+        fmt::format("--rule backup needs --backups b, the workers the update does not wait for "
+                    "(0 <= b < P = {}; K = P - b)",
+                    workers)};
+  }
+  if (b < 0 || b >= workers) {
+    return Error{fmt::format(
+        "--backups {} is out of range for --workers {}: b must satisfy 0 <= b < P (K = P - b)", b,
+        workers)};
+  }
+  if (spec.k != 0 && spec.k != workers - b) {
+    return Error{fmt::format(
+        "--rule backup --backups {} waits for K = P - b = {} gradients, so --k {} does not "
+        "apply; drop --k or use --rule k-sync --k {}",
+        b, workers - b, spec.k, spec.k)};
+  }
+  RuleConfig c{"k-sync", workers, workers - b};
+  c.backup = true;
+  return c;
+}
+
+std::unique_ptr<Rule> make_k_sync(const RuleConfig& c) {
+  return std::make_unique<KSync>(c.workers, c.k, std::string(c.name()));
+}
+
+}  // namespace
+
+RuleInfo sync_rule() {
+  return {.name = "sync",
+          .summary = "every update waits for all P workers' gradients (K = P)",
+          .synchronous = true,
+          .k = KChoice::kAllWorkers,
+          .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
+            return std::make_unique<KSync>(c.workers, c.workers, "sync", /*k_is_live=*/true);
+          },
+          .closed_form = k_sync_closed_form};
+}
+
+RuleInfo k_sync_rule() {
+  return {.name = "k-sync",
+          .summary = "the first K of P fresh gradients make the update; the rest are cancelled",
+          .synchronous = true,
+          .k = KChoice::kGiven,
+          .make = make_k_sync,
+          .closed_form = k_sync_closed_form};
+}
+
+RuleInfo backup_rule() {
+  return {.name = "backup",
+          .summary = "sync with b backup workers: k-sync with K = P - b (--backups b)",
+          .synchronous = true,
+          .make = make_k_sync,
+          .closed_form = k_sync_closed_form,
+          .resolve = resolve_backup};
 }
 
 }  // namespace stalesgd

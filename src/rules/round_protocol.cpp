@@ -1,5 +1,6 @@
 // RoundProtocol: a rule's Decision turned into cuts and starts (docs/rules.md, the rule table).
 #include "rules/round_protocol.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

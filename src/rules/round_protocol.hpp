@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "stalesgd/rules/rule.hpp"
-#include "stalesgd/util/state_stream.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

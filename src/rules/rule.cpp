@@ -1,5 +1,6 @@
 // Rule: the state every rule shares (K and the round's count), saved in checkpoints.
 #include "stalesgd/rules/rule.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

@@ -4,6 +4,11 @@
 #include <algorithm>
 #include <limits>
 
+#include <fmt/format.h>
+
+#include "stalesgd/rules/rule_registry.hpp"
+#include "util/state_stream.hpp"
+
 namespace stalesgd {
 
 Ssp::Ssp(int workers, std::int64_t staleness_bound)
@@ -58,6 +63,40 @@ void Ssp::load(StateReader& in) {
   pushed_ = std::move(pushed);
   live_.assign(live.begin(), live.end());
   find_slowest();
+}
+
+namespace {
+
+// --rule ssp --staleness-bound s (docs/rules.md, "SSP"): K = 1.
+Result<RuleConfig> resolve_ssp(const RuleSpec& spec, int workers) {
+  if (spec.staleness_bound == -1) {
+    return Error{
+        "--rule ssp needs --staleness-bound s, how many gradients a worker may run ahead of "
+        "the slowest (0: lock-step)"};
+  }
+  if (spec.staleness_bound < 0) {
+    return Error{fmt::format("--staleness-bound {} must be >= 0", spec.staleness_bound)};
+  }
+  if (spec.k != 0 && spec.k != 1) {
+    return Error{fmt::format(
+        "ssp applies every gradient (K = 1), so --k {} does not apply; drop --k", spec.k)};
+  }
+  RuleConfig c{"ssp", workers, 1};
+  c.staleness_bound = spec.staleness_bound;
+  return c;
+}
+
+}  // namespace
+
+RuleInfo ssp_rule() {
+  return {.name = "ssp",
+          .summary = "stale-synchronous parallel: async updates, no worker more than s ahead",
+          .synchronous = false,
+          .k = KChoice::kOne,
+          .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
+            return std::make_unique<Ssp>(c.workers, c.staleness_bound);
+          },
+          .resolve = resolve_ssp};
 }
 
 }  // namespace stalesgd

@@ -1,5 +1,6 @@
 // EventSimulator: the discrete-event clock under the virtual engine and the theory's Monte Carlo.
 #include "sim/event_simulator.hpp"
+#include "util/state_stream.hpp"
 
 #include <algorithm>
 

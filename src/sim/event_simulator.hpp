@@ -20,7 +20,7 @@
 #include "stalesgd/straggler/failure_plan.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/util/result.hpp"
-#include "stalesgd/util/state_stream.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

@@ -6,6 +6,7 @@
 #include "stalesgd/straggler/duration.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "straggler/profile_state.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 

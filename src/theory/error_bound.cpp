@@ -1,5 +1,6 @@
-// The error bounds of Dutta et al. 2018: Lemma 1 (K-sync, K-batch-sync) and Theorem 3 (K-async),
-// and the error-versus-wallclock curve J = t / E[T]; docs/theory.md, "Error".
+// The error bounds after Dutta et al. 2018: Lemma 1 (K-sync, K-batch-sync) and Theorem 3'
+// (K-async, derived under Lemma 1's lr <= 1/L), and the error-versus-wallclock curve
+// J = t / E[T]; docs/theory.md, "Error".
 #include "stalesgd/theory/error_bound.hpp"
 
 #include <algorithm>
@@ -12,7 +13,7 @@ namespace {
 
 // Both statements share one shape: the strongly convex SGD recursion
 //   e_{j+1} <= (1 - eta g c) e_j + eta^2 L sigma^2 / (2 K m),
-// with g = 1 (Lemma 1) or gamma' (Theorem 3); its fixed point is the floor.
+// with g = 1 (Lemma 1) or gamma' (Theorem 3'); its fixed point is the floor.
 ErrorBound contraction(const ErrorConstants& k, double g, double lr, int K, int batch) {
   ErrorBound b;
   b.gamma_prime = g;
@@ -34,29 +35,34 @@ ErrorBound contraction(const ErrorConstants& k, double g, double lr, int K, int 
   return b;
 }
 
+// Both bounds assume lr <= 1/L (the step drops the |grad|^2 term of the smoothness bound).
+void check_step(ErrorBound& b, const ErrorConstants& k, double lr) {
+  if (lr * k.L > 1.0) {
+    b.warnings.push_back(fmt::format("lr L = {:.3g} > 1: {} assumes lr <= 1/L = {:.3g}", lr * k.L,
+                                     b.theorem, 1 / k.L));
+  }
+}
+
 }  // namespace
 
 ErrorBound k_sync_error_bound(const ErrorConstants& k, double lr, int K, int batch) {
   ErrorBound b = contraction(k, 1.0, lr, K, batch);
   b.theorem = "Lemma 1";
-  if (lr * k.L > 1.0) {
-    b.warnings.push_back(
-        fmt::format("lr L = {:.3g} > 1: Lemma 1 assumes lr <= 1/L = {:.3g}", lr * k.L, 1 / k.L));
-  }
+  check_step(b, k, lr);
   return b;
 }
 
 ErrorBound k_async_error_bound(const ErrorConstants& k, const Staleness& s, double lr, int K,
                                int batch) {
-  const double g = 1.0 - s.gamma + s.p0 / 2.0;
-  ErrorBound b = contraction(k, g, lr, K, batch);
-  b.theorem = "Theorem 3";
-  if (lr * k.L > 0.5) {
-    b.warnings.push_back(fmt::format("lr L = {:.3g} > 1/2: Theorem 3 assumes lr <= 1/(2L) = {:.3g}",
-                                     lr * k.L, 0.5 / k.L));
+  ErrorBound b = contraction(k, 1.0 - (1.0 - s.p0) * s.gamma, lr, K, batch);
+  b.theorem = "Theorem 3'";
+  check_step(b, k, lr);
+  if (s.gamma > 1.0 || s.gamma < 0.0) {
+    b.warnings.push_back(
+        fmt::format("gamma = {:.3g} is outside [0, 1]: Theorem 3' needs 0 <= gamma <= 1", s.gamma));
   }
-  if (s.gamma > 1.0) {
-    b.warnings.push_back(fmt::format("gamma = {:.3g} > 1: Theorem 3 needs gamma <= 1", s.gamma));
+  if (s.p0 > 1.0 || s.p0 < 0.0) {
+    b.warnings.push_back(fmt::format("p0 = {:.3g} is not a probability", s.p0));
   }
   return b;
 }

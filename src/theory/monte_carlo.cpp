@@ -52,6 +52,7 @@ class RuleOnly final : public EventSimulator::Callbacks {
     // less of it.
     if (step.decision.accept && version_ >= warmup_) {
       staleness_sum_ += static_cast<double>(version_ - computed_on);
+      fresh_ += version_ == computed_on ? 1.0 : 0.0;
       ++accepted_;
     }
     if (step.decision.accept && step.decision.apply) {
@@ -63,6 +64,7 @@ class RuleOnly final : public EventSimulator::Callbacks {
   const std::vector<double>& update_times() const { return update_times_; }
   double staleness_sum() const { return staleness_sum_; }
   double accepted() const { return accepted_; }
+  double fresh() const { return fresh_; }
 
  private:
   std::unique_ptr<Rule> rule_;
@@ -73,6 +75,7 @@ class RuleOnly final : public EventSimulator::Callbacks {
   std::vector<double> update_times_;
   double staleness_sum_ = 0.0;
   double accepted_ = 0.0;
+  double fresh_ = 0.0;  // accepted gradients computed on the version they were applied to
 };
 
 }  // namespace
@@ -135,6 +138,7 @@ Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(const RuleConfig& confi
     std::vector<double> means;  // its batches' mean time per update
     double staleness_sum = 0.0;
     double accepted = 0.0;
+    double fresh = 0.0;
     std::optional<Error> error;
   };
   std::vector<Chunk> out(static_cast<std::size_t>(chunks));
@@ -171,16 +175,19 @@ Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(const RuleConfig& confi
     }
     chunk.staleness_sum = callbacks->staleness_sum();
     chunk.accepted = callbacks->accepted();
+    chunk.fresh = callbacks->fresh();
   });
   // Combined in chunk order, whichever thread ran which chunk.
   std::vector<double> means;
   double staleness_sum = 0.0;
   double accepted = 0.0;
+  double fresh = 0.0;
   for (const Chunk& chunk : out) {
     if (chunk.error) return *chunk.error;
     means.insert(means.end(), chunk.means.begin(), chunk.means.end());
     staleness_sum += chunk.staleness_sum;
     accepted += chunk.accepted;
+    fresh += chunk.fresh;
   }
   double mean = 0.0;
   for (double m : means) mean += m;
@@ -193,6 +200,7 @@ Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(const RuleConfig& confi
   est.ci95 = 2.0395 * std::sqrt(var / kBatches);  // Student t, 31 degrees of freedom
   est.iterations = per_batch * kBatches;
   est.mean_staleness = accepted > 0.0 ? staleness_sum / accepted : 0.0;
+  est.fresh_fraction = accepted > 0.0 ? fresh / accepted : 1.0;
   return est;
 }
 

@@ -11,13 +11,35 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "util/live_line.hpp"
+
 namespace stalesgd::logging {
 namespace {
+
+// spdlog's stderr sink, with the live progress line erased before each message and redrawn
+// after (util/live_line.hpp): the two never run together on a terminal.
+class LiveLineSink final : public spdlog::sinks::sink {
+ public:
+  LiveLineSink() : inner_(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()) {
+    inner_->set_level(spdlog::level::trace);  // this sink's own level filters
+  }
+  void log(const spdlog::details::log_msg& msg) override {
+    live_line::around([&] { inner_->log(msg); });
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> f) override {
+    inner_->set_formatter(std::move(f));
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::stderr_color_sink_mt> inner_;
+};
 
 // The one stderr sink every logger shares, so that -q, -v and --log-level apply to all.
 const spdlog::sink_ptr& stderr_sink() {
   static const spdlog::sink_ptr sink = [] {
-    auto s = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+    auto s = std::make_shared<LiveLineSink>();
     s->set_pattern("%^[%H:%M:%S] %l:%$ %v");
     s->set_level(spdlog::level::info);
     return s;

@@ -1,7 +1,8 @@
 // Logging (docs/cli.md, "Logging and progress"). The CLI's messages go to spdlog's default
 // logger, which writes to stderr at the level -q, -v or --log-level chose. A run with --out
 // gets a RunLog: its own logger writing to stderr (same level) and to DIR/run.log (debug and
-// up), which the run's threads log through (TrainIo::log), so that runs side by side (race
+// up), which the run's threads log through (TrainIo::log, engine/train_io.hpp), so that runs side
+// by side (race
 // --jobs) keep separate logs.
 //
 // Thread safety: set_stderr_level() before any thread logs; loggers and sinks are the _mt

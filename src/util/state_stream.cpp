@@ -1,5 +1,5 @@
 // StateWriter / StateReader: the parts that are more than a memcpy.
-#include "stalesgd/util/state_stream.hpp"
+#include "util/state_stream.hpp"
 
 #include <sstream>
 

@@ -39,6 +39,7 @@ const std::map<std::string, std::pair<std::string, std::string>>& samples() {
       {"lr-rule", {"dutta:c=0.5", "\"dutta:c=0.5\""}},
       {"delay", {"exp:mean=10ms", "\"exp:mean=10ms\""}},
       {"delay-mode", {"add", "\"add\""}},
+      {"record-drift", {"true", "true"}},
       {"adasync-every", {"1500ms", "\"1500ms\""}},
       {"seed", {"42", "42"}},
       {"iterations", {"500", "500"}},
@@ -53,6 +54,7 @@ const std::map<std::string, std::pair<std::string, std::string>>& samples() {
       {"compute-time", {"2ms", "\"2ms\""}},
       {"eval-every", {"250ms", "\"250ms\""}},
       {"eval-samples", {"1000", "1000"}},
+      {"holdout", {"5000", "5000"}},
   };
   return s;
 }
@@ -97,8 +99,8 @@ TEST_CASE("option table: the default texts parse to TrainerOptions' defaults", "
   }
   // K = 0 is "the rule's own", hidden's 128 is mlp's alone, s and b belong to ssp and backup
   // alone, and --out has none.
-  CHECK(without_default ==
-        std::set<std::string>{"k", "hidden", "staleness-bound", "backups", "out", "resume"});
+  CHECK(without_default == std::set<std::string>{"k", "hidden", "staleness-bound", "backups", "out",
+                                                 "resume", "save-model"});
 }
 
 TEST_CASE(
@@ -194,24 +196,17 @@ TEST_CASE("option table: options_to_args gives the same options back", "[config]
   REQUIRE(set_from_text(*find_option("lr"), "0.1", given).ok());
   REQUIRE(set_from_text(*find_option("time"), "1.234567s", given).ok());
   set_switch(*find_option("sequential"), true, given);
-  const auto args = options_to_args(given);
-  TrainerOptions back;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    INFO(args[i]);
-    REQUIRE(args[i].starts_with("--"));
-    const OptionDecl* d = find_option(std::string_view(args[i]).substr(2));
-    REQUIRE(d != nullptr);
-    if (d->type == OptionType::kSwitch) {
-      set_switch(*d, true, back);
-    } else {
-      REQUIRE(i + 1 < args.size());
-      REQUIRE(set_from_text(*d, args[i + 1], back).ok());
-      ++i;
-    }
-  }
+  const auto read = options_from_args(options_to_args(given));
+  REQUIRE(read.ok());
+  const TrainerOptions& back = *read;
   CHECK(options_to_json(back) == options_to_json(given));
   CHECK(back.lr == given.lr);
   CHECK(back.time_s == given.time_s);
+  // And summary.json's config read back gives the same options.
+  const auto from_json = options_from_json(options_to_json(given));
+  REQUIRE(from_json.ok());
+  CHECK(options_to_json(*from_json) == options_to_json(given));
+  CHECK(from_json->sequential);
 }
 
 TEST_CASE("option table: bad CLI text names the flag and the value", "[config]") {

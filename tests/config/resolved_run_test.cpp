@@ -37,14 +37,14 @@ std::string error_of(const TrainerOptions& o) {
 TEST_CASE("resolve fills the effective K: sync -> P, async -> 1, k-rules their --k", "[config]") {
   auto sync = ResolvedRun::resolve(options("sync", 6));
   REQUIRE(sync.ok());
-  CHECK(sync->rule().kind == RuleKind::kSync);
+  CHECK(sync->rule().rule == "sync");
   CHECK(sync->rule().k == 6);
   CHECK(sync->options().rule.k == 6);  // written back for summary.json
   CHECK(sync->make_rule()->k() == 6);
 
   auto async = ResolvedRun::resolve(options("async", 6));
   REQUIRE(async.ok());
-  CHECK(async->rule().kind == RuleKind::kAsync);
+  CHECK(async->rule().rule == "async");
   CHECK(async->rule().k == 1);
   CHECK(async->options().rule.k == 1);
 

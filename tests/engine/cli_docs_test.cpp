@@ -1,9 +1,11 @@
 // docs/cli.md documents every flag that `--help` shows, for every command.
 #include <fstream>
 #include <regex>
+#include <string>
 
 #include <catch2/catch.hpp>
 
+#include "stalesgd/rules/rule_registry.hpp"
 #include "support/fixtures.hpp"
 
 using namespace stalesgd::test;
@@ -18,7 +20,9 @@ TEST_CASE("docs/cli.md documents every flag of every command", "[cli][docs]") {
                                                                    {"data", "info", "--help"},
                                                                    {"train", "--help"},
                                                                    {"theory", "--help"},
-                                                                   {"race", "--help"}}) {
+                                                                   {"race", "--help"},
+                                                                   {"eval", "--help"},
+                                                                   {"serve", "--help"}}) {
     const auto help = run_cli(command);
     REQUIRE(help.exit_code == 0);
     for (std::sregex_iterator it(help.output.begin(), help.output.end(), flag), end; it != end;
@@ -30,4 +34,19 @@ TEST_CASE("docs/cli.md documents every flag of every command", "[cli][docs]") {
     }
   }
   CHECK(flags > 40);
+}
+
+TEST_CASE("docs/cli.md's rule table is the rule registry's", "[cli][docs][rules]") {
+  std::ifstream in(std::filesystem::path(STALESGD_SOURCE_DIR) / "docs" / "cli.md");
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto help = run_cli({"train", "--help"});
+  for (const stalesgd::RuleInfo* rule : stalesgd::registered_rules()) {
+    INFO(rule->name);
+    // A row "| `name` | K | summary |", and the name in `train --help`'s list.
+    const auto at = doc.find("\n| `" + rule->name + "` | ");
+    REQUIRE(at != std::string::npos);
+    const std::string row = doc.substr(at + 1, doc.find('\n', at + 1) - at - 1);
+    CHECK(row.ends_with(" | " + rule->summary + " |"));
+    CHECK(help.output.find(rule->name) != std::string::npos);
+  }
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -22,14 +23,15 @@ using namespace stalesgd;
 
 namespace {
 
-// Random 28x28 samples: test and train counts that are not multiples of the evaluation batch,
-// so the last block of each is short.
+// Random 28x28 samples: test, train and held-out counts that are not multiples of the
+// evaluation batch, so the last block of each is short.
 Dataset random_data() {
   Dataset d;
   d.name = "random";
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  for (auto [split, count] : {std::pair{&d.test, 1234}, std::pair{&d.train, 1900}}) {
+  for (auto [split, count] :
+       {std::pair{&d.test, 1234}, std::pair{&d.train, 1900}, std::pair{&d.val, 700}}) {
     split->shape = {1, 28, 28};
     split->count = static_cast<std::size_t>(count);
     split->features.resize(split->count * split->dim());
@@ -67,6 +69,16 @@ EvaluatorOptions options(bool background, bool parallel) {
   return o;
 }
 
+// The one row of a run whose only snapshot is `w`, its final one.
+EvalRecord final_row(const Model& m, const Dataset& d, bool background, bool parallel,
+                     const std::vector<float>& w) {
+  Evaluator e(m, d, options(background, parallel));
+  e.submit(0.0, 0, w, true);
+  const auto rows = e.finish();
+  REQUIRE(rows.size() == 1);
+  return rows[0];
+}
+
 // Rows of `n` snapshots evaluated inline.
 std::vector<EvalRecord> inline_rows(const Model& m, bool parallel, int n) {
   Evaluator e(m, data(), options(false, parallel));
@@ -85,6 +97,8 @@ void check_identical(const std::vector<EvalRecord>& a, const std::vector<EvalRec
     CHECK(a[i].test_error == b[i].test_error);
     CHECK(a[i].train_loss == b[i].train_loss);
     CHECK(a[i].train_objective == b[i].train_objective);
+    CHECK(a[i].val_loss == b[i].val_loss);
+    CHECK(a[i].val_error == b[i].val_error);
   }
 }
 
@@ -178,6 +192,28 @@ TEST_CASE("evaluator: the backlog at the end, in parallel, gives the serial rows
   }
 }
 
+TEST_CASE("evaluator: val_loss and val_error are the model's on the held-out split, NaN without",
+          "[engine][evaluator][holdout]") {
+  const auto m = mlp();
+  const auto w = params(*m, 4);
+  auto ws = m->make_workspace(200);
+  const auto want = m->evaluate(w, data().val, *ws, 0);
+  Dataset no_val = data();
+  no_val.val = {};
+  for (auto [background, parallel] : {std::pair{false, false}, {false, true}, {true, true}}) {
+    INFO("background " << background << ", parallel " << parallel);
+    const auto row = final_row(*m, data(), background, parallel, w);
+    CHECK(row.val_loss == Approx(want.loss).epsilon(1e-12));
+    CHECK(row.val_error == want.error);
+    CHECK(row.val_error != row.test_error);  // not the test split under another name
+
+    const auto plain = final_row(*m, no_val, background, parallel, w);
+    CHECK(std::isnan(plain.val_loss));
+    CHECK(std::isnan(plain.val_error));
+    CHECK(plain.test_error == row.test_error);
+  }
+}
+
 TEST_CASE("evaluator: train_objective is train_loss plus l2/2 |W|^2 of the weights, not the biases",
           "[engine][evaluator]") {
   constexpr float kL2 = 0.25f;
@@ -194,12 +230,9 @@ TEST_CASE("evaluator: train_objective is train_loss plus l2/2 |W|^2 of the weigh
   // Inline serial (evaluate), inline in blocks (evaluate_blocks), and in the background.
   for (auto [background, parallel] : {std::pair{false, false}, {false, true}, {true, true}}) {
     INFO("background " << background << ", parallel " << parallel);
-    Evaluator e(*m, data(), options(background, parallel));
-    e.submit(0.0, 0, w, true);
-    const auto rows = e.finish();
-    REQUIRE(rows.size() == 1);
-    CHECK(rows[0].train_objective - rows[0].train_loss == Approx(penalty).epsilon(1e-5));
-    CHECK(rows[0].train_objective == rows[0].train_loss + m->l2_penalty(w));
+    const auto row = final_row(*m, data(), background, parallel, w);
+    CHECK(row.train_objective - row.train_loss == Approx(penalty).epsilon(1e-5));
+    CHECK(row.train_objective == row.train_loss + m->l2_penalty(w));
   }
 }
 

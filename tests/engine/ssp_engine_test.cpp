@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine_test_util.hpp"
-#include "stalesgd/output/run_writer.hpp"
+#include "output/run_writer.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -126,7 +126,7 @@ TEST_CASE("backup: --rule backup --backups b is k-sync with K = P - b, byte for 
   o.iterations = 100;
   TempDir a, b;
   const auto backup = resolve_ok(o);
-  CHECK(backup.rule().kind == RuleKind::kKSync);
+  CHECK(backup.rule().rule == "k-sync");
   CHECK(backup.rule().k == 4);
   REQUIRE(write_run_outputs(a.path(), backup, run_ok(o), std::nullopt).ok());
   auto k = o;

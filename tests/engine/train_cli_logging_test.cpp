@@ -110,4 +110,18 @@ TEST_CASE("summary.json: provenance and the config as resolved", "[cli][logging]
   CHECK(p["stalesgd"]["commit"].get<std::string>().size() >= 7);
   CHECK(p["host"]["cores"].get<int>() >= 1);
   CHECK_FALSE(p["host"]["name"].get<std::string>().empty());
+  // The build and the libraries (this suite's build: tools/build.sh, -march=native), and the
+  // data as read: the digest a checkpoint checks.
+  CHECK(p["build"]["type"] == "Release");
+  CHECK(p["build"]["march"] == "native");
+  CHECK_THAT(p["build"]["flags"].get<std::string>(), Contains("-O"));
+  CHECK_FALSE(p["build"]["compiler"].get<std::string>().empty());
+  CHECK(p["build"]["libraries"]["Eigen"].get<std::string>().starts_with("3."));
+  for (const char* lib : {"oneTBB", "spdlog", "fmt", "nlohmann-json", "toml++", "zlib"}) {
+    INFO(lib);
+    CHECK_FALSE(p["build"]["libraries"][lib].get<std::string>().empty());
+  }
+  CHECK(p["data"]["dataset"] == "mnist");
+  CHECK(p["data"]["crc32"] == mnist().digest);
+  CHECK_THAT(read_text(out / "run.log"), Contains("build: Release, ") && Contains("Eigen 3."));
 }

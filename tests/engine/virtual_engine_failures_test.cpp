@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine_test_util.hpp"
-#include "stalesgd/output/run_writer.hpp"
+#include "output/run_writer.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;

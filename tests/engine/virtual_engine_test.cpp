@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "engine/engine_test_util.hpp"
-#include "stalesgd/output/run_writer.hpp"
+#include "output/run_writer.hpp"
 #include "stalesgd/util/seed.hpp"
 
 using namespace stalesgd;
@@ -72,7 +72,7 @@ TEST_CASE("virtual: evals record the L2 objective, train_loss + l2/2 |W|^2 of th
   CHECK(first.train_objective - first.train_loss == Approx(penalty(w0)).epsilon(1e-5));
   CHECK(last.train_objective - last.train_loss == Approx(penalty(run.final_params)).epsilon(1e-5));
   CHECK(penalty(w0) > penalty(run.final_params));  // L2 pulls the weights in
-  // evals.csv's last column, as written (6 significant digits).
+  // evals.csv's train_objective column, as written (6 significant digits).
   TempDir dir;
   const auto resolved = ResolvedRun::resolve(o);
   REQUIRE(resolved.ok());
@@ -80,9 +80,12 @@ TEST_CASE("virtual: evals record the L2 objective, train_loss + l2/2 |W|^2 of th
   std::ifstream in(dir / "evals.csv");
   std::string header, row;
   REQUIRE(std::getline(in, header));
-  CHECK(header == "wall_s,iteration,train_loss,test_loss,test_error,train_objective");
+  CHECK(header ==
+        "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error");
   REQUIRE(std::getline(in, row));
-  const double written = std::stod(row.substr(row.rfind(',') + 1));
+  CHECK(row.ends_with(",,"));  // no --holdout: val_loss and val_error empty
+  const std::string objective = row.substr(0, row.size() - 2);
+  const double written = std::stod(objective.substr(objective.rfind(',') + 1));
   CHECK(written == Approx(first.train_loss + penalty(w0)).epsilon(1e-5));
 
   // Without --l2 the objective is the training loss, row for row.

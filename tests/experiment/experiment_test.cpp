@@ -165,11 +165,23 @@ TEST_CASE("every experiment shipped in experiments/ loads and expands to its run
       {"paper-7-shifted-exp.toml", 30},
       {"error-k-sync.toml", 20},
       {"error-k-async.toml", 20},
+      {"error-k-batch-async.toml", 20},
       {"ssp-vs-k-async.toml", 25},
       {"k-batch-sync-vs-k-sync.toml", 20},
       {"fashion-1-sync-vs-async.toml", 10},
       {"fashion-2-k-sync-tradeoff.toml", 20},
       {"fashion-5-staleness-lr.toml", 15},
+      {"fashion-six-rules.toml", 18},
+      {"fashion-six-rules-cnn.toml", 18},
+      {"error-grid.toml", 36},
+      {"tune-paper-1.toml", 36},
+      {"tune-paper-5.toml", 36},
+      {"tune-fashion-1.toml", 30},
+      {"tune-fashion-5.toml", 30},
+      {"paper-1-tuned-lr.toml", 15},
+      {"paper-5-tuned-lr.toml", 30},
+      {"fashion-1-tuned-lr.toml", 20},
+      {"fashion-5-tuned-lr.toml", 25},
   };
   std::size_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator(

@@ -60,6 +60,13 @@ TEST_CASE("race CLI: --set, --only and --data-dir choose and change the runs",
   r = run_cli({"race", "--config", cfg, "--data-dir", data, "--dry-run", "--only", "k-1*"});
   CHECK(r.exit_code == 0);
   CHECK(line_count(r.output) == 3);
+  // A bare KEY=VALUE is a --set, and KEY=V1,V2 sweeps as KEY=[V1,V2] does.
+  r = run_cli(
+      {"race", "--config", cfg, "--data-dir", data, "--dry-run", "lr=0.2,0.3", "--only", "k-1*"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(line_count(r.output) == 2 + 2);
+  CHECK(cells(r.output, "K=1 (lr=0.3)").at(6) == "0.3");
 
   // The data is where --data-dir says: a folder without it fails in one line naming it.
   r = run_cli({"race", "--config", cfg, "--data-dir", (dir / "nodata").string(), "--dry-run"});
@@ -68,8 +75,8 @@ TEST_CASE("race CLI: --set, --only and --data-dir choose and change the runs",
   CHECK_THAT(r.output, Contains("run 'K=1': " + (dir / "nodata" / "mnist").string()));
 
   // A race with --jobs 2: the virtual runs go together, the real-clock run after them.
-  r = run_cli({"race", "--config", cfg, "--data-dir", data, "--jobs", "2", "--out",
-               (dir / "out").string()});
+  r = run_cli({"race", "--config", cfg, "--data-dir", data, "--jobs", "2", "--set", "lr=0.07",
+               "--out", (dir / "out").string()});
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("--jobs 2: 2 virtual-clock runs go 2 at a time, then 1 "
@@ -79,6 +86,10 @@ TEST_CASE("race CLI: --set, --only and --data-dir choose and change the runs",
                         "experiment.toml", "results.csv"}) {
     CHECK(fs::exists(dir / "out" / f));
   }
+  // The copied file records what --set changed.
+  CHECK_THAT(slurp(dir / "out" / "experiment.toml"),
+             Contains("# race --set, applied over the file above to every run:\n#   --set "
+                      "lr=0.07\n"));
 }
 
 TEST_CASE("race CLI: a bad --set, --only or --jobs is one line", "[experiment][cli]") {

@@ -197,9 +197,20 @@ TEST_CASE("sweep: --set replaces a key in every run, and a list sweeps it", "[ex
   CHECK(labels(*h) == std::vector<std::string>{"m (hidden=128) (seed 5)", "m (hidden=128) (seed 6)",
                                                "m (hidden=64) (seed 5)", "m (hidden=64) (seed 6)"});
 
+  // lr=0.01,0.1 sweeps as lr=[0.01,0.1] does; a delay spec's commas stay in the spec.
+  auto lr = parse(text, {"lr=0.01,0.1"});
+  REQUIRE(lr.ok());
+  REQUIRE(lr->runs.size() == (1 + 2) * 2);  // a (its own k), b (k = [1, 2]), each x two lrs
+  CHECK(lr->runs[0].options().lr == 0.01);
+  CHECK(lr->runs[1].options().lr == 0.1);
+  auto spec = parse(text, {"delay=shifted-exp:shift=1ms,mean=2ms"});
+  REQUIRE(spec.ok());
+  CHECK(spec->runs[0].options().delay == "shifted-exp:shift=1ms,mean=2ms");
+
   const std::vector<std::pair<std::string, std::string>> errors{
       {"wrkers=4", "--set wrkers=4: unknown key 'wrkers'; known keys: dataset, data_dir,"},
-      {"k", "--set k: give key=value, e.g. --set k=4 or --set 'k=[1,2,4]'"},
+      {"k", "--set k: give key=value, e.g. --set k=4, or a sweep: --set k=1,2,4 or"},
+      {"lr=0.01,x", "--set lr=0.01,x: --lr 'x': "},
       {"k=[]", "--set k=[]: an empty list; a sweep needs at least one value"},
       {"k=[1,x]", "--set k=[1,x]: --k 'x': "},
       {"time=5", "--set time=5: --time '5': time '5' has no unit"},

@@ -2,7 +2,8 @@
 # Installs a build into a temporary prefix and uses it as another project would
 # (docs/install.md): every public header compiles on its own against the installed include dir,
 # the exported targets carry no build-tree path or build-only flag, and the consumer project
-# (tests/install/consumer/) configures with find_package(stalesgd), builds, runs and reports the
+# (tests/install/consumer/) configures with find_package(stalesgd), links the shared library and
+# nothing else of stalesgd's dependencies, builds, runs and reports the
 # same version and commit as the build's own `stalesgd --version`; docs/install.md quotes the
 # consumer unchanged.
 # usage: install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER [SANITIZERS]
@@ -27,12 +28,16 @@ step() {
 }
 
 step "cmake --install" cmake --install "$build" --prefix "$prefix"
-for f in bin/stalesgd lib/libstalesgd_core.a include/stalesgd/version.hpp \
+for f in bin/stalesgd lib/libstalesgd.so include/stalesgd/version.hpp \
          include/stalesgd/engine/trainer.hpp lib/cmake/stalesgd/stalesgdConfig.cmake \
-         lib/cmake/stalesgd/stalesgdConfigVersion.cmake lib/cmake/stalesgd/stalesgdTargets.cmake; do
+         lib/cmake/stalesgd/stalesgdConfigVersion.cmake lib/cmake/stalesgd/stalesgdTargets.cmake \
+         share/doc/stalesgd/cli.md share/doc/stalesgd/README.md share/man/man1/stalesgd.1; do
   [ -e "$prefix/$f" ] || fail "cmake --install did not install $f"
 done
 echo "installed: $(cd "$prefix" && find . -type f | wc -l) files"
+# The manual page, as man finds it under the prefix (generated from the option tables).
+MANPATH="$prefix/share/man" man stalesgd 2>/dev/null | grep -q -- "--workers" ||
+  fail "man stalesgd under $prefix/share/man shows no --workers"
 
 # A build with the TorchScript plugin installs it, and the installed binary finds it in its own
 # prefix (it is the plugin that says a file is not TorchScript; docs/models.md).
@@ -82,6 +87,16 @@ found=$(sed -n 's/^stalesgd_DIR:PATH=//p' "$tmp/consumer/CMakeCache.txt")
   fail "find_package(stalesgd) took '$found', not the installed $prefix/lib/cmake/stalesgd"
 step "building the consumer" cmake --build "$tmp/consumer"
 
+# The consumer's link line is its own object and libstalesgd.so: the library's dependencies
+# (linked PRIVATE) and Open MPI stay behind it.
+link=$(grep -A3 "^build consumer:" "$tmp/consumer/build.ninja" | sed -n 's/^ *LINK_LIBRARIES = //p')
+[[ "$link" == *"$prefix/lib/libstalesgd.so"* ]] ||
+  fail "the consumer does not link $prefix/lib/libstalesgd.so: '$link'"
+for dep in spdlog tbb fmt toml nlohmann eigen libz mpi; do
+  [[ "$link" != *"$dep"* ]] || fail "the consumer's link line names '$dep': '$link'"
+done
+echo "the consumer links: $link"
+
 # The library reaches MPI only through the CLI's backend (src/engine/mpi/mpi_runtime.hpp): a
 # program using it does not load Open MPI.
 if ldd "$tmp/consumer/consumer" | grep -E "libmpi|libopen-rte|libopen-pal"; then
@@ -101,14 +116,24 @@ expected=$("$build/stalesgd" --version)
 for rule in sync async; do
   grep -q "^$rule  *P = 4: 400 updates" "$tmp/consumer.out" || fail "the consumer printed no $rule run"
 done
-# examples/: programs with a model of their own, built and run against the same install.
+# examples/: programs with a model and a rule of their own, built and run against the same
+# install, without Open MPI.
 for example in "$source_dir"/examples/*/; do
   name=$(basename "$example")
   step "configuring examples/$name" cmake -S "$example" -B "$tmp/example-$name" -G Ninja \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "${flags[@]}"
   step "building examples/$name" cmake --build "$tmp/example-$name"
-  "$tmp/example-$name/$name" "$source_dir/data" || fail "examples/$name exited with status $?"
+  if ldd "$tmp/example-$name/$name" | grep -E "libmpi|libopen-rte|libopen-pal"; then
+    fail "examples/$name loads Open MPI (above)"
+  fi
+  "$tmp/example-$name/$name" "$source_dir/data" "$tmp/example-$name/runs" ||
+    fail "examples/$name exited with status $?"
+done
+# examples/custom_rule ran its own rule into a run folder through run_into_folder.
+for f in updates.csv gradients.csv evals.csv workers.csv run.log summary.json; do
+  [ -s "$tmp/example-custom_rule/runs/capped-k-async/$f" ] ||
+    fail "examples/custom_rule wrote no runs/capped-k-async/$f"
 done
 
 # docs/install.md quotes the consumer whole, so that the example cannot drift from this test.

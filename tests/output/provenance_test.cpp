@@ -1,7 +1,7 @@
 // Provenance: ISO 8601 UTC times and a command line a shell reads back word for word.
 #include <catch2/catch.hpp>
 
-#include "stalesgd/output/provenance.hpp"
+#include "output/provenance.hpp"
 #include "support/fixtures.hpp"
 
 using namespace stalesgd;

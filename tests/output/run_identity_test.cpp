@@ -11,6 +11,7 @@
 
 #include "output/checkpoint.hpp"
 #include "support/fixtures.hpp"
+#include "util/state_stream.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;

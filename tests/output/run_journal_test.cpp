@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine_test_util.hpp"
-#include "stalesgd/output/run_journal.hpp"
+#include "output/run_journal.hpp"
 #include "support/summary.hpp"
 
 using namespace stalesgd;
@@ -39,7 +39,9 @@ TEST_CASE("journal: rows are appended and a resumed journal is cut back to its o
   {
     auto j = RunJournal::open(dir.path(), RunJournal::Existing::kRefuse);
     REQUIRE(j.ok());
-    std::vector<UpdateRecord> u{{1, 0.5, 2, 0.0, 0, 0.05, 2.3}, {2, 1.0, 2, 0.5, 1, 0.05, 2.1}};
+    // The second with --record-drift's columns: empty where not recorded.
+    std::vector<UpdateRecord> u{{1, 0.5, 2, 0.0, 0, 0.05, 2.3},
+                                {2, 1.0, 2, 0.5, 1, 0.05, 2.1, 0.25, 3.5}};
     REQUIRE((*j)->append(std::span(u).first(1)).ok());
     REQUIRE((*j)->flush().ok());
     at = (*j)->offsets();
@@ -48,9 +50,10 @@ TEST_CASE("journal: rows are appended and a resumed journal is cut back to its o
   }
   CHECK(at.update_rows == 1);
   CHECK(slurp(dir / "updates.csv") ==
-        "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss\n"
-        "1,0.500000,2,0.0000,0,0.05,2.3\n"
-        "2,1.000000,2,0.5000,1,0.05,2.1\n");
+        "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss,drift_sq,"
+        "grad_sq\n"
+        "1,0.500000,2,0.0000,0,0.05,2.3,,\n"
+        "2,1.000000,2,0.5000,1,0.05,2.1,0.25,3.5\n");
   {
     auto j = RunJournal::open(dir.path(), RunJournal::Existing::kContinue, at);
     REQUIRE(j.ok());
@@ -60,9 +63,10 @@ TEST_CASE("journal: rows are appended and a resumed journal is cut back to its o
     CHECK((*j)->offsets().update_rows == 2);
   }
   CHECK(slurp(dir / "updates.csv") ==
-        "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss\n"
-        "1,0.500000,2,0.0000,0,0.05,2.3\n"
-        "2,1.250000,1,0.0000,0,0.05,2\n");
+        "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss,drift_sq,"
+        "grad_sq\n"
+        "1,0.500000,2,0.0000,0,0.05,2.3,,\n"
+        "2,1.250000,1,0.0000,0,0.05,2,,\n");
   // A journal file shorter than the checkpoint says is a folder changed behind its back.
   fs::resize_file(dir / "gradients.csv", 3);
   JournalOffsets longer = at;
@@ -72,20 +76,22 @@ TEST_CASE("journal: rows are appended and a resumed journal is cut back to its o
   CHECK_THAT(bad.error().message, Contains("gradients.csv holds 3 bytes but the checkpoint"));
 }
 
-TEST_CASE("journal: evals.csv rows end with train_objective", "[output]") {
+TEST_CASE("journal: evals.csv rows end with train_objective, then val_loss and val_error",
+          "[output]") {
   TempDir dir;
   {
     auto j = RunJournal::open(dir.path(), RunJournal::Existing::kRefuse);
     REQUIRE(j.ok());
-    std::vector<EvalRecord> e{{0.0, 0, 2.30259, 2.31, 0.9, 3.01259}, {0.5, 12, 1.5, 1.6, 0.4, 1.5}};
+    std::vector<EvalRecord> e{{0.0, 0, 2.30259, 2.31, 0.9, 3.01259},
+                              {0.5, 12, 1.5, 1.6, 0.4, 1.5, 1.7, 0.45}};
     REQUIRE((*j)->append(e).ok());
     REQUIRE((*j)->close().ok());
     CHECK((*j)->offsets().eval_rows == 2);
   }
   CHECK(slurp(dir / "evals.csv") ==
-        "wall_s,iteration,train_loss,test_loss,test_error,train_objective\n"
-        "0.000000,0,2.30259,2.31,0.9,3.01259\n"
-        "0.500000,12,1.5,1.6,0.4,1.5\n");
+        "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error\n"
+        "0.000000,0,2.30259,2.31,0.9,3.01259,,\n"  // no holdout: empty
+        "0.500000,12,1.5,1.6,0.4,1.5,1.7,0.45\n");
 }
 
 TEST_CASE("train CLI: an --out holding a run is refused unless --force", "[output][cli]") {
@@ -122,9 +128,9 @@ TEST_CASE("train CLI: a folder holds a run only once training started", "[output
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(read_summary(out)["iterations"] == 5);
-  // Killed before its first checkpoint (rows, no summary, no checkpoint): neither a plain start
-  // nor --resume, and both say --force starts it again.
-  fs::remove(out / "summary.json");
+  // Killed before its first checkpoint (rows, the start's summary, no checkpoint): neither a
+  // plain start nor --resume, and both say --force starts it again.
+  std::ofstream(out / "summary.json") << R"({"status": "running"})";
   fs::remove(out / "workers.csv");
   const std::string updates = slurp(out / "updates.csv");
   r = run_shell(base);
@@ -138,6 +144,17 @@ TEST_CASE("train CLI: a folder holds a run only once training started", "[output
   CHECK(slurp(out / "updates.csv") == updates);
   r = run_shell(base + " --force");
   CHECK(r.exit_code == 0);
+  // Killed before its first update (the start's summary, headers alone): started again as if
+  // the folder were empty.
+  std::ofstream(out / "summary.json") << R"({"status": "running"})";
+  for (const char* f : {"updates.csv", "gradients.csv"}) {
+    const std::string all = slurp(out / f);
+    std::ofstream(out / f) << all.substr(0, all.find('\n') + 1);
+  }
+  r = run_shell(base);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(summary_status(out) == "complete");
 }
 
 TEST_CASE("train CLI: an --out that cannot be created is found before training", "[output][cli]") {
@@ -167,7 +184,7 @@ TEST_CASE("train CLI: a write that fails ends the run with the path and the OS e
   CHECK_THAT(r.output,
              Contains("cannot write " + dir.path().string()) && Contains("File too large"));
   const auto j = read_summary(dir.path());
-  CHECK(j["status"] == "incomplete");
+  CHECK(j["status"] == "failed");
   CHECK(j["stop_reason"] == "failed");
   CHECK_THAT(j["error"].get<std::string>(), Contains("File too large"));
   for (const char* f : {"updates.csv", "gradients.csv", "evals.csv", "workers.csv"}) {
@@ -176,8 +193,8 @@ TEST_CASE("train CLI: a write that fails ends the run with the path and the OS e
 }
 
 TEST_CASE("train CLI: rows reach the files while the run goes", "[output][cli]") {
-  // Run for 600 s in the background; as soon as updates.csv holds rows and before any
-  // summary.json, stop the run with SIGTERM. A journal that wrote only at the end fails here.
+  // Run for 600 s in the background; as soon as updates.csv holds rows, stop the run with
+  // SIGTERM. A journal that wrote only at the end fails here.
   const std::string server = GENERATE("inline", "thread", "hogwild");
   INFO("--server " << server);
   TempDir dir;
@@ -188,14 +205,15 @@ TEST_CASE("train CLI: rows reach the files while the run goes", "[output][cli]")
       "--no-progress --server " +
       server + " --out " + dir.path().string() +
       " >/dev/null & pid=$!; rows=0; for i in $(seq 600); do " + "rows=$(cat " + updates.string() +
-      " 2>/dev/null | wc -l); [ $rows -gt 20 ] && break; " + "sleep 0.05; done; [ -e " +
-      (dir / "summary.json").string() +
-      " ] && echo summary-early; echo rows=$rows; kill -TERM $pid; wait $pid; echo exit=$?");
+      " 2>/dev/null | wc -l); [ $rows -gt 20 ] && break; " + "sleep 0.05; done; grep -q " +
+      "'\"status\": \"running\"' " + (dir / "summary.json").string() +
+      " && echo summary-running; echo rows=$rows; kill -TERM $pid; wait $pid; echo exit=$?");
   INFO(r.output);
-  CHECK(r.output.find("summary-early") == std::string::npos);
+  // summary.json says "running" from the start, until the end replaces it.
+  CHECK(r.output.find("summary-running") != std::string::npos);
   CHECK(r.output.find("rows=0\n") == std::string::npos);
   CHECK(r.output.find("exit=143") != std::string::npos);
-  CHECK(read_summary(dir.path())["status"] == "complete");
+  CHECK(read_summary(dir.path())["status"] == "interrupted");  // not passed off as complete
 }
 
 TEST_CASE("train CLI: SIGTERM during a long evaluation backlog ends the run with its outputs",

@@ -1,14 +1,19 @@
-// resolve_rule and make_rule: names, K defaults and the one-line errors for bad K.
-#include "stalesgd/rules/rule.hpp"
+// The rule registry: resolve_rule's names, K defaults and one-line errors, make_rule, and a
+// program's own rule registered beside the built-in ones.
+#include "stalesgd/rules/rule_registry.hpp"
 
 #include <catch2/catch.hpp>
+
+#include "rules/k_async.hpp"
+#include "stalesgd/straggler/distribution.hpp"
+#include "stalesgd/theory/runtime.hpp"
 
 using namespace stalesgd;
 using Catch::Matchers::Contains;
 
 TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule", "[rules]") {
   CHECK_THAT(resolve_rule({"ssgd", 0}, 4).error().message,
-             Contains("unknown rule 'ssgd'") && Contains("k-batch-async"));
+             Contains("unknown rule 'ssgd'") && Contains("k-batch-async") && Contains("backup"));
   CHECK_THAT(resolve_rule({"k-sync", 5}, 4).error().message,
              Contains("--k 5 is out of range for --workers 4"));
   CHECK_THAT(resolve_rule({"k-async", -1}, 4).error().message, Contains("1 <= K <= P"));
@@ -18,12 +23,88 @@ TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule
   CHECK_THAT(resolve_rule({"sync", 0}, 0).error().message, Contains("at least 1"));
   CHECK(resolve_rule({"sync", 4}, 4).value().k == 4);
   CHECK(resolve_rule({"async", 1}, 4).value().k == 1);
-  for (const auto& name : rule_names()) {
-    const bool ssp = name == "ssp";  // K = 1, and its own --staleness-bound
-    auto r = resolve_rule({name, name == "async" || ssp ? 1 : 2, ssp ? 0 : -1}, 2);
+  for (const RuleInfo* info : registered_rules()) {
+    INFO(info->name);
+    RuleSpec spec{info->name, info->k == KChoice::kGiven ? 2 : 0};
+    if (info->name == "ssp") spec.staleness_bound = 0;
+    if (info->name == "backup") spec.backups = 1;
+    auto r = resolve_rule(spec, 3);
     REQUIRE(r.ok());
-    CHECK(to_string(r->kind) == name);
-    CHECK(make_rule(*r)->name() == name);
-    CHECK(make_rule(*r)->k() == r->k);
+    CHECK(r->name() == info->name);
+    const auto rule = make_rule(*r);
+    CHECK(rule->k() == r->k);
+    // The registration's flag and the state machine's agree, and the config reports it.
+    CHECK(rule->synchronous() == info->synchronous);
+    CHECK(r->synchronous() == info->synchronous);
+    CHECK_FALSE(info->summary.empty());
   }
+}
+
+TEST_CASE("every rule's closed form is the one its registration gives", "[rules][theory]") {
+  auto x = parse_distribution("exp:mean=10ms");
+  REQUIRE(x.ok());
+  for (const auto& spec : every_rule_specs(4)) {
+    INFO(spec.name << " K=" << spec.k);
+    const auto r = resolve_rule(spec, 4);
+    REQUIRE(r.ok());
+    const RuleInfo* info = find_rule(spec.name);
+    REQUIRE(info != nullptr);
+    REQUIRE(info->closed_form);  // the paper gives one for each of its rules under exp delays
+    CHECK(closed_form_runtime(*r, **x)->seconds == info->closed_form(*r, **x)->seconds);
+  }
+  // The sweep: sync and async once, the k- rules at K = 1, 2, 4, not ssp and backup.
+  CHECK(every_rule_specs(4).size() == 2 + 4 * 3);
+}
+
+namespace {
+
+// k-async that also drops a gradient more than `cap` versions stale (examples/custom_rule has
+// the same idea as a user's program).
+class CappedKAsync final : public Rule {
+ public:
+  CappedKAsync(int workers, int k, std::uint64_t cap)
+      : Rule(workers, k), inner_(workers, k), cap_(cap) {}
+  std::string_view name() const override { return "capped"; }
+  bool synchronous() const override { return false; }
+  Decision on_gradient(const Arrival& a) override {
+    if (a.current - a.computed_on > cap_) return {.accept = false, .next = AfterPush::kContinue};
+    return inner_.on_gradient(a);
+  }
+
+ private:
+  KAsync inner_;
+  std::uint64_t cap_;
+};
+
+}  // namespace
+
+TEST_CASE("register_rule: a program's own rule is resolved and made by name", "[rules]") {
+  const auto capped = register_rule({.name = "capped-test",
+                                     .summary = "k-async without gradients over 1 version stale",
+                                     .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
+                                       return std::make_unique<CappedKAsync>(c.workers, c.k, 1);
+                                     }});
+  REQUIRE(capped.ok());
+  CHECK_THAT(rule_choices(), Contains("| capped-test"));
+  auto r = resolve_rule({"capped-test", 2}, 4);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->synchronous());
+  auto rule = make_rule(*r);
+  CHECK(rule->name() == "capped");
+  CHECK_FALSE(rule->on_gradient({.worker = 0, .computed_on = 3, .current = 5}).accept);
+  CHECK(rule->on_gradient({.worker = 0, .computed_on = 4, .current = 5}).accept);
+  CHECK(rule->on_gradient({.worker = 1, .computed_on = 5, .current = 5}).apply);
+  // No closed form registered: the theory says so rather than guess.
+  auto x = parse_distribution("exp:mean=10ms");
+  REQUIRE(x.ok());
+  CHECK_FALSE(closed_form_runtime(*r, **x).has_value());
+
+  CHECK_THAT(
+      register_rule({.name = "capped-test", .make = find_rule("k-async")->make}).error().message,
+      Contains("registered already"));
+  CHECK_THAT(register_rule({.name = "k-sync", .make = find_rule("k-async")->make}).error().message,
+             Contains("registered already"));
+  CHECK_THAT(register_rule({.name = "a b", .make = find_rule("k-async")->make}).error().message,
+             Contains("not a rule name"));
+  CHECK_THAT(register_rule({.name = "no-make"}).error().message, Contains("has no make"));
 }

@@ -5,6 +5,7 @@
 #include "rules/protocol_test_util.hpp"
 #include "rules/round_protocol.hpp"
 #include "rules/ssp.hpp"
+#include "util/state_stream.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
@@ -54,7 +55,7 @@ TEST_CASE("ssp and backup: resolution and one-line errors", "[rules][ssp][backup
              Contains("--staleness-bound applies to --rule ssp only"));
   const auto ssp = resolve_rule({"ssp", 1, 3}, 4);  // --k 1 as summary.json records it
   REQUIRE(ssp.ok());
-  CHECK(ssp->kind == RuleKind::kSsp);
+  CHECK(ssp->rule == "ssp");
   CHECK(ssp->k == 1);
   CHECK(ssp->staleness_bound == 3);
   CHECK_FALSE(ssp->synchronous());
@@ -73,7 +74,7 @@ TEST_CASE("ssp and backup: resolution and one-line errors", "[rules][ssp][backup
   for (const int k : {0, 3}) {  // --k P - b is what summary.json records
     const auto backup = resolve_rule({"backup", k, -1, 1}, 4);
     REQUIRE(backup.ok());
-    CHECK(backup->kind == RuleKind::kKSync);
+    CHECK(backup->rule == "k-sync");
     CHECK(backup->k == 3);
     CHECK(backup->backup);
     CHECK(backup->name() == "backup");

@@ -35,7 +35,7 @@ TEST_CASE("none is a zero delay and const:0s describes as none", "[straggler][co
 TEST_CASE("const errors name the problem and the fix", "[straggler][constant]") {
   CHECK(parse_error("const:10") ==
         "delay spec 'const:10': const: time '10' has no unit; write 10ms or 10s (units: ns, us, "
-        "ms, s)");
+        "ms, s, m, h)");
   CHECK_THAT(parse_error("const:-5ms"), Contains("time '-5ms' is negative"));
   CHECK_THAT(parse_error("const"),
              Contains("const needs parameters; use const:<time>, e.g. const:10ms"));

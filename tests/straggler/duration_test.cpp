@@ -22,11 +22,27 @@ TEST_CASE("parse_duration reads the four units", "[straggler][duration]") {
   CHECK_FALSE(std::signbit(*parse_duration("-0ms")));
 }
 
+TEST_CASE("parse_duration reads minutes, hours and compound times", "[straggler][duration]") {
+  CHECK(*parse_duration("2m") == 120.0);
+  CHECK(*parse_duration("1.5h") == 5400.0);
+  CHECK(*parse_duration("1h30m") == 5400.0);
+  CHECK(*parse_duration("1h 30m 15s") == 5415.0);
+  CHECK(*parse_duration("2m30s") == 150.0);
+  CHECK(*parse_duration("1s500ms") == 1.5);
+  CHECK(*parse_duration("30ms") == 0.03);  // not 30 minutes and an s
+  CHECK_THAT(parse_duration("30m1h").error().message, Contains("write the largest first"));
+  CHECK_THAT(parse_duration("1m1m").error().message, Contains("repeats a unit"));
+  CHECK_THAT(parse_duration("1h30").error().message, Contains("time '1h30' has no unit"));
+  CHECK_THAT(parse_duration("1h-5m").error().message, Contains("is negative"));
+  // Written back in the four units, so recorded command lines read as before.
+  CHECK(format_duration(*parse_duration("1h30m")) == "5400s");
+}
+
 TEST_CASE("parse_duration errors name the fix", "[straggler][duration]") {
   CHECK(parse_duration("10").error().message ==
-        "time '10' has no unit; write 10ms or 10s (units: ns, us, ms, s)");
+        "time '10' has no unit; write 10ms or 10s (units: ns, us, ms, s, m, h)");
   CHECK(parse_duration("10sec").error().message ==
-        "time '10sec' has unknown unit 'sec'; use ns, us, ms or s, e.g. 10ms");
+        "time '10sec' has unknown unit 'sec'; use ns, us, ms, s, m or h, e.g. 10ms");
   CHECK_THAT(parse_duration("").error().message, Contains("missing time"));
   CHECK_THAT(parse_duration("ms").error().message, Contains("is not a number with a unit"));
   CHECK_THAT(parse_duration("-3ms").error().message, Contains("is negative"));

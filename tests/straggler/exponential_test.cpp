@@ -48,7 +48,8 @@ TEST_CASE("exp errors", "[straggler][exponential]") {
         "delay spec 'exp:mean=0ms': exp mean must be > 0, got '0ms'; use exp:mean=<time>, "
         "e.g. exp:mean=20ms");
   CHECK_THAT(parse_error("exp:mean=10"), Contains("exp mean: time '10' has no unit; write 10ms"));
-  CHECK_THAT(parse_error("exp:mean=10sec"), Contains("unknown unit 'sec'; use ns, us, ms or s"));
+  CHECK_THAT(parse_error("exp:mean=10sec"),
+             Contains("unknown unit 'sec'; use ns, us, ms, s, m or h"));
   CHECK_THAT(parse_error("exp:mean=infms"), Contains("time 'infms' is not finite"));
   CHECK_THAT(parse_error("exp:mean=nanms"), Contains("time 'nanms' is not finite"));
   CHECK_THAT(parse_error("exp:mean=1e999ms"), Contains("time '1e999ms' is out of range"));

@@ -71,7 +71,7 @@ TEST_CASE("profile errors name the problem and the fix", "[straggler][profile]")
              Contains("worker 1 does not exist: there is only worker 0"));
   CHECK(profile_error("exp:mean=10ms;w2@30=x10", 8) ==
         "delay spec 'exp:mean=10ms;w2@30=x10': clause 'w2@30=x10': after '@': time '30' has no "
-        "unit; write 30ms or 30s (units: ns, us, ms, s)");
+        "unit; write 30ms or 30s (units: ns, us, ms, s, m, h)");
   CHECK_THAT(profile_error("exp:mean=10ms;w2@=x10", 8), Contains("after '@': missing time"));
   CHECK_THAT(profile_error("exp:mean=10ms;w2@-1s=x10", 8),
              Contains("after '@': time '-1s' is negative"));

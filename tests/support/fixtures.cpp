@@ -120,6 +120,15 @@ CliResult run_shell(const std::string& command) {
   return r;
 }
 
+std::vector<std::string> screen_rows(const std::string& screen) {
+  std::vector<std::string> out;
+  std::istringstream in(screen);
+  for (std::string row; std::getline(in, row);) {
+    if (row.find_first_not_of(' ') != std::string::npos) out.push_back(row);
+  }
+  return out;
+}
+
 int line_count(const std::string& text) {
   std::istringstream in(text);
   std::string line;

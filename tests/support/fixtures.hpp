@@ -57,6 +57,13 @@ std::string slurp(const std::filesystem::path& path);
 // line, times and host of the process that wrote it), so that runs can be compared.
 std::string output_bytes(const std::filesystem::path& path);
 
+// summary.json's "status" in `dir` ("running" from a run's start until its end); empty when
+// there is no summary.json.
+std::string summary_status(const std::filesystem::path& dir);
+
+// The rows of a terminal screen (tmux capture-pane) that are not blank, in order.
+std::vector<std::string> screen_rows(const std::string& screen);
+
 // Number of non-empty lines in `text`.
 int line_count(const std::string& text);
 

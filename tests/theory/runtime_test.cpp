@@ -73,8 +73,8 @@ TEST_CASE("closed forms agree with the Monte-Carlo estimate", "[theory]") {
 TEST_CASE("shifted exponential: k-async is faster per iteration than k-sync", "[theory]") {
   const auto prof = profile("shifted-exp:shift=10ms,mean=10ms", 8);
   for (int k = 2; k <= 7; ++k) {
-    auto ksync = monte_carlo_runtime({RuleKind::kKSync, 8, k}, prof, 20000, 3);
-    auto kasync = monte_carlo_runtime({RuleKind::kKAsync, 8, k}, prof, 20000, 3);
+    auto ksync = monte_carlo_runtime({"k-sync", 8, k}, prof, 20000, 3);
+    auto kasync = monte_carlo_runtime({"k-async", 8, k}, prof, 20000, 3);
     REQUIRE(ksync.ok());
     REQUIRE(kasync.ok());
     INFO("K=" << k);
@@ -87,13 +87,13 @@ TEST_CASE("async takes the mean delay over P per iteration under every delay fam
        {"shifted-exp:shift=10ms,mean=10ms", "lognormal:median=10ms,sigma=0.8",
         "pareto:scale=5ms,shape=2.5", "uniform:10ms..30ms"}) {
     const auto prof = profile(spec, 8);
-    auto closed = closed_form_runtime({RuleKind::kAsync, 8, 1}, *prof.iid());
+    auto closed = closed_form_runtime({"async", 8, 1}, *prof.iid());
     REQUIRE(closed.has_value());
     INFO(spec);
     CHECK(closed->formula == "E[X] / P");
     CHECK_FALSE(closed->upper_bound);
     CHECK(closed->seconds == Approx(prof.iid()->mean() / 8));
-    auto mc = monte_carlo_runtime({RuleKind::kAsync, 8, 1}, prof, 40000, 5);
+    auto mc = monte_carlo_runtime({"async", 8, 1}, prof, 40000, 5);
     REQUIRE(mc.ok());
     CHECK(std::abs(mc->seconds - closed->seconds) <= 2.0 * mc->ci95);
   }
@@ -102,12 +102,12 @@ TEST_CASE("async takes the mean delay over P per iteration under every delay fam
 TEST_CASE("no closed form where the paper gives none", "[theory]") {
   auto pareto = parse_distribution("pareto:scale=5ms,shape=1.5");
   REQUIRE(pareto.ok());
-  CHECK_FALSE(closed_form_runtime({RuleKind::kKBatchSync, 8, 2}, **pareto).has_value());
-  CHECK_FALSE(closed_form_runtime({RuleKind::kKAsync, 8, 2}, **pareto).has_value());
-  CHECK(closed_form_runtime({RuleKind::kKBatchAsync, 8, 2}, **pareto)->formula == "K E[X] / P");
+  CHECK_FALSE(closed_form_runtime({"k-batch-sync", 8, 2}, **pareto).has_value());
+  CHECK_FALSE(closed_form_runtime({"k-async", 8, 2}, **pareto).has_value());
+  CHECK(closed_form_runtime({"k-batch-async", 8, 2}, **pareto)->formula == "K E[X] / P");
   auto heavy = parse_distribution("pareto:scale=5ms,shape=0.9");
   REQUIRE(heavy.ok());
-  CHECK_FALSE(closed_form_runtime({RuleKind::kKBatchAsync, 8, 2}, **heavy).has_value());
+  CHECK_FALSE(closed_form_runtime({"k-batch-async", 8, 2}, **heavy).has_value());
 }
 
 TEST_CASE("Monte Carlo: chunks by P and N, never by the thread count", "[theory]") {
@@ -117,17 +117,16 @@ TEST_CASE("Monte Carlo: chunks by P and N, never by the thread count", "[theory]
   CHECK(monte_carlo_chunks(256, 20000) == 1);  // 2560: one simulation
   CHECK(monte_carlo_chunks(1, 32) == 1);
   const auto prof = profile("exp:mean=10ms", 4);
-  const auto bad = monte_carlo_runtime_in_chunks({RuleKind::kAsync, 4, 1}, prof, 3200, 1,
-                                                 DelayMode::kPad, 0.0, 3);
+  const auto bad =
+      monte_carlo_runtime_in_chunks({"async", 4, 1}, prof, 3200, 1, DelayMode::kPad, 0.0, 3);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message == "Monte Carlo: 3 chunks do not divide 32 batches");
 }
 
 TEST_CASE("Monte Carlo: the same seed gives the same estimate at 1, 2 and 8 threads", "[theory]") {
   const auto prof = profile("shifted-exp:shift=5ms,mean=10ms", 8);
-  for (const RuleConfig rule :
-       {RuleConfig{RuleKind::kKAsync, 8, 3}, RuleConfig{RuleKind::kKBatchSync, 8, 2},
-        RuleConfig{RuleKind::kSync, 8, 8}}) {
+  for (const RuleConfig& rule :
+       {RuleConfig{"k-async", 8, 3}, RuleConfig{"k-batch-sync", 8, 2}, RuleConfig{"sync", 8, 8}}) {
     std::vector<MonteCarloEstimate> runs;
     for (int threads : {1, 2, 8}) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
@@ -140,7 +139,7 @@ TEST_CASE("Monte Carlo: the same seed gives the same estimate at 1, 2 and 8 thre
       });
     }
     for (const auto& r : runs) {
-      INFO(to_string(rule.kind) << " K=" << rule.k);
+      INFO(rule.rule << " K=" << rule.k);
       // Bit for bit: the chunks are combined in chunk order, whoever ran them.
       CHECK(r.seconds == runs[0].seconds);
       CHECK(r.ci95 == runs[0].ci95);
@@ -156,7 +155,7 @@ TEST_CASE("Monte Carlo: the same seed gives the same estimate at 1, 2 and 8 thre
 
 TEST_CASE("Monte Carlo: 1, 2 or 8 chunks estimate the same E[T]", "[theory]") {
   const auto prof = profile("exp:mean=10ms", 8);
-  const RuleConfig rule{RuleKind::kKSync, 8, 4};
+  const RuleConfig rule{"k-sync", 8, 4};
   const double closed = closed_form_runtime(rule, *prof.iid())->seconds;
   for (int chunks : {1, 2, 8}) {
     INFO(chunks << " chunks");
@@ -176,10 +175,10 @@ TEST_CASE("Monte Carlo: 1, 2 or 8 chunks estimate the same E[T]", "[theory]") {
 TEST_CASE("Monte Carlo: staleness is the steady state's, after each chunk's warm-up", "[theory]") {
   const auto prof = profile("exp:mean=10ms", 8);
   // Async: each gradient is P - 1 = 7 updates stale on average (a cold start has less).
-  auto async = monte_carlo_runtime({RuleKind::kAsync, 8, 1}, prof, 64000, 2);
+  auto async = monte_carlo_runtime({"async", 8, 1}, prof, 64000, 2);
   REQUIRE(async.ok());
   CHECK(async->mean_staleness == Approx(7.0).epsilon(0.01));
-  auto sync = monte_carlo_runtime({RuleKind::kSync, 8, 8}, prof, 3200, 2);
+  auto sync = monte_carlo_runtime({"sync", 8, 8}, prof, 3200, 2);
   REQUIRE(sync.ok());
   CHECK(sync->mean_staleness == 0.0);
 }

@@ -55,7 +55,7 @@ TEST_CASE("ssp theory: a bound no worker reaches is async, estimate for estimate
           "[theory][ssp]") {
   const auto prof = profile("exp:mean=10ms;w0=x8", 8);
   const auto free = monte_carlo_runtime(ssp(8, 1'000'000'000), prof, 8000, 3);
-  const auto async = monte_carlo_runtime({RuleKind::kAsync, 8, 1}, prof, 8000, 3);
+  const auto async = monte_carlo_runtime({"async", 8, 1}, prof, 8000, 3);
   REQUIRE(free.ok());
   REQUIRE(async.ok());
   CHECK(free->seconds == async->seconds);

@@ -80,8 +80,8 @@ TEST_CASE("theory CLI refuses --samples beyond the memory in one line", "[theory
   // The library refuses it too, rather than crash.
   const auto profile = StragglerProfile::parse("exp:mean=1ms", 8);
   REQUIRE(profile.ok());
-  const auto mc = monte_carlo_runtime({RuleKind::kAsync, 8, 1}, *profile,
-                                      std::numeric_limits<std::uint64_t>::max(), 1);
+  const auto mc =
+      monte_carlo_runtime({"async", 8, 1}, *profile, std::numeric_limits<std::uint64_t>::max(), 1);
   REQUIRE_FALSE(mc.ok());
   CHECK_THAT(mc.error().message, Contains("--samples 18446744073709551615 needs"));
 }

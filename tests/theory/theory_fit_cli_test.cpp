@@ -138,6 +138,8 @@ TEST_CASE("theory --fit refuses a damaged, missing or duration-less gradients.cs
   expect_one_line("summary.json is missing");
   write_text(run / "summary.json", "{\"config\": ");
   expect_one_line("summary.json is damaged");
+  write_text(run / "summary.json", "{\"status\": \"running\", \"config\": {}}");
+  expect_one_line("says the run is still running");
 
   const auto both = run_cli({"theory", "--fit", run.path().string(), "--delay", "exp:mean=1ms"});
   CHECK(both.exit_code == 2);

@@ -5,7 +5,8 @@
 # finite positive bound; best-k names a K of the race at every budget; both PNGs are
 # PNGs; the prediction is cached in the race; the measured excess is of train_objective, and of
 # train_loss (said on stderr) for a race whose evals.csv lacks it; a race that mixes rules, or
-# no race, is one error line and status 1.
+# no race, is one error line and status 1; tools/error_grid.py on a race over lambda and batch;
+# k-async's floor with its measured p0 and gamma.
 # usage: tests/tools/error_figures_test.sh path/to/stalesgd   (needs MNIST in data/, pandas and
 # matplotlib)
 set -euo pipefail
@@ -127,4 +128,69 @@ refused() {  # $1 = the race folder, $2 = what the one line must say
 }
 refused "$tmp/mixed" "runs differ in rule"
 refused "$tmp/nothing-here" "nothing-here"
+
+# tools/error_grid.py on a race over two lambdas and two batches (the runs of K = 2 only): a row
+# per setting, its constants from a prediction cached per setting, the ratio of the two floors.
+"$stalesgd" race --config "$tmp/race.toml" --set 'l2=[0.1,0.3]' --set 'batch=[16,32]' \
+  --only 'K=2*' --out "$tmp/grid" >"$tmp/grid.log" 2>&1 ||
+  fail "the grid race failed: $(tail -n 1 "$tmp/grid.log")"
+"$python" tools/error_grid.py "$tmp/grid" --stalesgd "$stalesgd" "${fast[@]}" \
+  --csv "$tmp/grid.csv" >"$tmp/grid.out" 2>&1 || fail "error_grid.py exited $?: $(cat "$tmp/grid.out")"
+[ "$(ls "$tmp/grid"/theory-error-l2-*.json | wc -l)" -eq 4 ] ||
+  fail "error_grid.py did not cache one prediction per setting: $(ls "$tmp/grid")"
+"$python" - "$tmp/grid.csv" <<'PY' || fail "the grid CSV is wrong (above)"
+import sys
+import pandas as pd
+
+g = pd.read_csv(sys.argv[1])
+bad = []
+if sorted(zip(g["l2"], g["batch"])) != [(0.1, 16), (0.1, 32), (0.3, 16), (0.3, 32)]:
+    bad.append(f"settings {list(zip(g['l2'], g['batch']))}")
+if set(g["k"]) != {2} or set(g["seeds"]) != {2}:
+    bad.append(f"k {set(g['k'])}, seeds {set(g['seeds'])}")
+if ((g["c"] - g["l2"]).abs() > 1e-6).any() or ((g["L_over_c"] - g["L"] / g["c"]).abs() > 1e-4 * g["L_over_c"]).any():
+    bad.append("c is not lambda or L_over_c not L / c")
+if ((g["floor_ratio"] - g["floor_predicted"] / g["floor_measured"]).abs() > 1e-4 * g["floor_ratio"]).any():
+    bad.append("floor_ratio is not predicted / measured")
+if not (g["floor_measured"] > 0).all() or not (g["floor_predicted"] > 0).all():
+    bad.append("a floor is not positive")
+# The bound's floor falls with the batch (sigma^2 of a minibatch ~ 1/m).
+for l2, rows in g.groupby("l2"):
+    f = dict(zip(rows["batch"], rows["floor_predicted"]))
+    if not f[32] < f[16]:
+        bad.append(f"l2 {l2}: predicted floor {f} does not fall with the batch")
+if bad:
+    print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+# k-async with --record-drift: gamma measured from the drift, and the floor with the measured
+# p0 and gamma from `theory --error --p0 --gamma` (cached per K), which is the doc's
+# gamma' = 1 - (1 - p0) gamma and the floor's 1/gamma' scaling.
+"$stalesgd" race --config "$tmp/race.toml" --set rule=k-async --set record_drift=true \
+  --only 'K=2*' --out "$tmp/async" >"$tmp/async.log" 2>&1 ||
+  fail "the k-async race failed: $(tail -n 1 "$tmp/async.log")"
+"$python" tools/error_figures.py curves "$tmp/async" --stalesgd "$stalesgd" "${fast[@]}" \
+  --out "$tmp/async.png" --csv "$tmp/async.csv" 2>"$tmp/async.err" ||
+  fail "curves on the k-async race exited $?: $(cat "$tmp/async.err")"
+[ -f "$tmp/async/theory-error-k2-measured.json" ] ||
+  fail "no prediction with the measured constants cached: $(ls "$tmp/async")"
+"$python" - "$tmp/async.csv" <<'PY' || fail "the k-async CSV is wrong (above)"
+import sys
+import pandas as pd
+
+r = pd.read_csv(sys.argv[1]).iloc[0]
+bad = []
+if not 0.0 < r["gamma_measured"] <= 1.0 or not 0.0 < r["fresh_measured"] < 1.0:
+    bad.append(f"gamma measured {r['gamma_measured']}, fresh {r['fresh_measured']}")
+want = 1.0 - (1.0 - r["fresh_measured"]) * r["gamma_measured"]
+if abs(r["gamma_prime_measured"] - want) > 1e-5 * want:
+    bad.append(f"gamma' measured {r['gamma_prime_measured']}, want {want}")
+floor = r["floor_predicted"] * r["gamma_prime"] / r["gamma_prime_measured"]
+if abs(r["floor_predicted_measured_constants"] - floor) > 1e-4 * floor:
+    bad.append(f"floor with measured constants {r['floor_predicted_measured_constants']}, "
+               f"want {floor}")
+if bad:
+    print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
 echo "error_figures_test: ok"

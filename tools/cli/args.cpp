@@ -10,8 +10,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
+#include "cli/man_page.hpp"
 // The option table is internal to the library (src/); the CLI target sees include/ only.
 #include "config/option_table.hpp"
+#include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
 #include "stalesgd/version.hpp"
 #include "util/fault_point.hpp"
@@ -20,28 +22,40 @@
 namespace stalesgd::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "stalesgd: a multi-threaded parameter-server trainer for the K-of-P SGD rules\n"
-    "of Dutta et al., \"Slow and Stale Gradients Can Win the Race\" (AISTATS 2018).\n"
-    "\n"
-    "usage:\n"
-    "  stalesgd data fetch mnist|fashion-mnist|cifar10 [--data-dir DIR] [--download]\n"
-    "  stalesgd data info --dataset NAME|npz:PATH [--data-dir DIR]\n"
-    "  stalesgd train --dataset mnist|npz:PATH\n"
-    "                 --model softmax|mlp|lenet|cifar-cnn|torchscript:PATH\n"
-    "                 --rule sync|k-sync|k-batch-sync|async|k-async|k-batch-async\n"
-    "                 --workers P --k K --batch 32 --lr 0.05 [--lr-rule ...]\n"
-    "                 --delay 'exp:mean=10ms' [--delay-mode pad|add]\n"
-    "                 --iterations N | --time 60s | --target-error 0.08\n"
-    "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
-    "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
-    "  stalesgd theory --error --model softmax --l2 1e-3 --rule R --delay SPEC [--budget T,...]\n"
-    "  stalesgd theory --fit RUN_DIR [--rule R --k K] [--samples N] [--json]\n"
-    "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force | --resume]\n"
-    "                  [--set KEY=VALUE ...] [--only PATTERN ...] [--data-dir DIR] [--jobs N]\n"
-    "                  [--checkpoint-every T]\n"
-    "\n"
-    "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree.\n";
+// The top-level usage; --rule lists the registry's rules (rules/rule_registry.hpp).
+std::string usage() {
+  std::string rules = rule_choices();
+  std::erase(rules, ' ');
+  return fmt::format(
+      "stalesgd: a multi-threaded parameter-server trainer for the K-of-P SGD rules\n"
+      "of Dutta et al., \"Slow and Stale Gradients Can Win the Race\" (AISTATS 2018).\n"
+      "\n"
+      "usage:\n"
+      "  stalesgd data fetch mnist|fashion-mnist|cifar10 [--data-dir DIR] [--download]\n"
+      "  stalesgd data info --dataset NAME|npz:PATH [--data-dir DIR]\n"
+      "  stalesgd train --dataset mnist|npz:PATH\n"
+      "                 --model softmax|mlp|lenet|cifar-cnn|torchscript:PATH\n"
+      "                 --rule {}\n"
+      "                 --workers P --k K --batch 32 --lr 0.05 [--lr-rule ...]\n"
+      "                 --delay 'exp:mean=10ms' [--delay-mode pad|add]\n"
+      "                 --iterations N | --time 60s | --target-error 0.08\n"
+      "                 [--clock real|virtual] [--eval-every 0.5s] [--seed S] --out DIR\n"
+      "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
+      "  stalesgd theory --error --model softmax --l2 1e-3 --rule R --delay SPEC [--budget T,...]\n"
+      "  stalesgd theory --fit RUN_DIR [--rule R --k K] [--samples N] [--json]\n"
+      "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force | "
+      "--resume]\n"
+      "                  [--set KEY=VALUE ...] [--only PATTERN ...] [--data-dir DIR] [--jobs N]\n"
+      "                  [--checkpoint-every T]\n"
+      "  stalesgd eval   --model M [--hidden H] --model-file PATH.npy --dataset D\n"
+      "  stalesgd serve  DIR [--port 6006] [--host 127.0.0.1]\n"
+      "\n"
+      "  stalesgd --version | --man (this manual page in roff: stalesgd --man | man -l -)\n"
+      "\n"
+      "Run `stalesgd <command> --help` for a command's flags. Docs: docs/ in the source tree,\n"
+      "share/doc/stalesgd/ where stalesgd is installed (docs/cli.md: every command and flag).\n",
+      rules);
+}
 
 int data_command(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
@@ -118,6 +132,11 @@ std::vector<std::string> add_train_options(cxxopts::Options& options) {
     if (!d.default_text.empty()) value->default_value(std::string(d.default_text));
     options.add_options(group)(name, help, value);
   }
+  // Not an option of the run: where more of its options come from (run.toml, config/run_toml.cpp).
+  options.add_options(groups.front())("config",
+                                      "A run.toml (every run folder holds one) whose options this "
+                                      "run takes; flags given beside it override them",
+                                      cxxopts::value<std::string>());
   add_logging_options(options);
   groups.push_back(kLogGroup);
   options.add_options(groups.back())("h,help", "Show this help");
@@ -149,6 +168,17 @@ int train_command(int argc, char** argv, const std::vector<std::string>& command
     auto r = parse(options, argc, argv);
     if (auto done = help_or_logging(options, r, groups)) return *done;
     TrainerOptions o;
+    if (r.count("config") > 0 && r.count("resume") > 0) {
+      return fail(
+          "--config and --resume exclude each other: a resumed run takes its options "
+          "from its checkpoint",
+          2);
+    }
+    if (r.count("config") > 0) {
+      auto from_file = options_from_toml(r["config"].as<std::string>());
+      if (!from_file) return fail(fmt::format("--config {}", from_file.error().message), 2);
+      o = std::move(from_file).value();
+    }
     if (auto s = train_options_from(r, o); !s) return fail(s.error().message, 2);
     // An empty --out would write nothing while looking like it writes: refused.
     for (const char* flag : {"out", "resume"}) {
@@ -182,7 +212,7 @@ int theory_command(int argc, char** argv) {
       "simulation of the same rule for any spec.\nDocs: docs/theory.md.");
   // clang-format off
   options.add_options()
-      ("rule", "sync | k-sync | k-batch-sync | async | k-async | k-batch-async | ssp | backup (default: the first six, K = 1, 2, 4, ..., P)", cxxopts::value<std::string>())
+      ("rule", rule_choices() + " (default: those without flags of their own, K = 1, 2, 4, ..., P)", cxxopts::value<std::string>())
       ("workers", "Number of workers P", cxxopts::value<int>()->default_value("8"))
       ("k", "(--k) Gradients per update K, 1 <= K <= P", cxxopts::value<int>())
       ("staleness-bound", "ssp: gradients a worker may run ahead of the slowest s", cxxopts::value<std::int64_t>())
@@ -247,16 +277,17 @@ int theory_command(int argc, char** argv) {
 
 int run_cli(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "{}", kUsage);
+    fmt::print(stderr, "{}", usage());
     return 2;
   }
   const std::string_view command = argv[1];
   logging::set_stderr_level(spdlog::level::info);
   const std::vector<std::string> command_line(argv, argv + argc);
   if (command == "--help" || command == "-h" || command == "help") {
-    fmt::print("{}", kUsage);
+    fmt::print("{}", usage());
     return 0;
   }
+  if (command == "--man") return print_man_page(usage());  // stalesgd(1), in roff
   if (command == "--version") {
     fmt::print("stalesgd {} (commit {})\n", version(), git_commit());
     return 0;
@@ -266,6 +297,8 @@ int run_cli(int argc, char** argv) {
   if (command == "train") return train_command(argc - 1, argv + 1, command_line);
   if (command == "theory") return theory_command(argc - 1, argv + 1);
   if (command == "race") return race_command(argc - 1, argv + 1, command_line);
+  if (command == "eval") return eval_command(argc - 1, argv + 1);
+  if (command == "serve") return serve_command(argc - 1, argv + 1);
   return fail(fmt::format("unknown command '{}'; run `stalesgd --help` for the commands", command),
               2);
 }

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "output/checkpoint.hpp"
+#include "output/run_journal.hpp"
 #include "stalesgd/config/trainer_options.hpp"
-#include "stalesgd/output/run_journal.hpp"
 
 namespace stalesgd::cli {
 
@@ -80,6 +80,10 @@ struct RaceArgs {
 
 // `stalesgd race`: every run of a TOML experiment, outputs per run, results.csv and a table.
 int run_race(const RaceArgs& args);
+
+// `stalesgd serve DIR` (serve_command.cpp): a local web page over the runs in DIR, live while
+// they go. Exit status 1 when DIR holds no runs or the port is taken, 130/143 when stopped.
+int serve_command(int argc, char** argv);
 
 // Prints "stalesgd: error: <message>" on one line to stderr; returns the exit status to use.
 int fail(const std::string& message, int status = 1);

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/option_table.hpp"
+
 namespace stalesgd::cli {
 namespace fs = std::filesystem;
 
@@ -24,18 +26,22 @@ Result<RunInfo> read_summary(const fs::path& dir) {
   }
   try {
     const auto j = nlohmann::json::parse(in);
-    const auto& c = j.at("config");
+    if (j.value("status", "") == std::string("running")) {
+      return Error{fmt::format(
+          "{} says the run is still running (or was killed): --fit needs a finished run; wait "
+          "for it, or resume it with stalesgd train --resume {}",
+          path.string(), dir.string())};
+    }
+    // The run's options read back through the option table (config/option_table.hpp).
+    auto o = options_from_json(j.at("config"));
+    if (!o) return Error{fmt::format("{} is damaged: {}", path.string(), o.error().message)};
     RunInfo r;
-    r.workers = c.at("workers").get<int>();
-    r.rule = {c.at("rule").get<std::string>(), c.at("k").get<int>()};
-    // ssp's s and backup's b are in the config only when the run's rule has them.
-    if (c.contains("staleness_bound"))
-      r.rule.staleness_bound = c["staleness_bound"].get<std::int64_t>();
-    if (c.contains("backups")) r.rule.backups = c["backups"].get<int>();
-    r.clock = c.at("clock").get<std::string>();
-    r.delay = c.at("delay").get<std::string>();
-    r.delay_mode = c.at("delay_mode").get<std::string>();
-    r.compute_time_s = c.at("compute_time").get<double>();
+    r.workers = o->workers;
+    r.rule = o->rule;
+    r.clock = o->sequential ? "sequential" : to_string(o->clock);
+    r.delay = o->delay;
+    r.delay_mode = to_string(o->delay_mode);
+    r.compute_time_s = o->compute_time_s;
     r.seconds_per_iteration = j.at("seconds_per_iteration").get<double>();
     return r;
   } catch (const nlohmann::json::exception& e) {

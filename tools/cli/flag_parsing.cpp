@@ -1,5 +1,6 @@
 // The flag parsing every subcommand shares: parse(), usage errors, the logging flags.
 #include "cli/flag_parsing.hpp"
+#include "cli/man_page.hpp"
 
 #include <fmt/format.h>
 
@@ -67,6 +68,10 @@ Status apply_logging(const cxxopts::ParseResult& r) {
 std::optional<int> help_or_logging(const cxxopts::Options& options, const cxxopts::ParseResult& r,
                                    const std::vector<std::string>& groups) {
   if (r.count("help")) {
+    if (writing_man_page()) {
+      add_man_section(options, groups);
+      return 0;
+    }
     fmt::print("{}", options.help(groups));  // no groups: all of them
     return 0;
   }

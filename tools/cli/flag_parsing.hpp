@@ -39,6 +39,9 @@ std::optional<int> help_or_logging(const cxxopts::Options& options, const cxxopt
 int usage_error(const std::string& command, const std::string& what);
 int usage_error(const std::string& command, const cxxopts::exceptions::exception& e);
 
+// `stalesgd eval ...` (eval_command.cpp).
+int eval_command(int argc, char** argv);
+
 // `stalesgd race ...` (race_args.cpp).
 int race_command(int argc, char** argv, const std::vector<std::string>& command_line);
 

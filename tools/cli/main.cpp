@@ -9,12 +9,15 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
+#include "util/live_line.hpp"
 
 namespace stalesgd::cli {
 
 int fail(const std::string& message, int status) {
   // Under MPI every rank parses the same flags and agrees on start-up errors: rank 0 speaks.
   if (!mpi::reports()) return status;
+  // The live progress line goes first: the error is the last line, never glued to it.
+  live_line::clear();
   fmt::print(stderr, "stalesgd: error: {}\n", message);
   return status;
 }

@@ -1,9 +1,12 @@
 // `stalesgd race`'s flags: the experiment file, --out, the sweep flags (--set, --only, --data-dir,
 // --jobs), resuming, progress and logging; fills RaceArgs for run_race (race_command.cpp).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
+#include "experiment/setting.hpp"
 #include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd::cli {
@@ -28,6 +31,31 @@ Result<std::vector<std::string>> take_repeated(std::vector<std::string>& args,
   return values;
 }
 
+// `race --config F lr=0.1`: a bare KEY=VALUE whose key is an experiment file's is a --set, unless
+// it is the value of the flag before it.
+std::vector<std::string> take_bare_settings(std::vector<std::string>& args) {
+  static const std::vector<std::string> switches{
+      "--dry-run", "--force", "--resume", "--no-progress", "--help", "-h",
+      "-q",        "--quiet", "-v",       "--verbose"};
+  std::vector<std::string> values, rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const auto eq = a.find('=');
+    const std::string key = a.substr(0, eq);
+    const bool after_value_flag =
+        i > 0 && args[i - 1].rfind("-", 0) == 0 && args[i - 1].find('=') == std::string::npos &&
+        std::find(switches.begin(), switches.end(), args[i - 1]) == switches.end();
+    if (i > 0 && !a.starts_with('-') && eq != std::string::npos && !after_value_flag &&
+        (key == "seeds" || experiment_option(key) != nullptr)) {
+      values.push_back(a);
+    } else {
+      rest.push_back(a);
+    }
+  }
+  args = std::move(rest);
+  return values;
+}
+
 }  // namespace
 
 int race_command(int argc, char** argv, const std::vector<std::string>& command_line) {
@@ -41,7 +69,7 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
   options.add_options()
       ("config", "Experiment file, e.g. experiments/quickstart.toml", cxxopts::value<std::string>())
       ("out", "Output directory", cxxopts::value<std::string>())
-      ("set", "KEY=VALUE: set a key of the file in every run, VALUE as train's flag takes it (time=5s); KEY=[V1,V2] sweeps it (repeatable)", cxxopts::value<std::string>())
+      ("set", "KEY=VALUE: set a key of the file in every run, VALUE as train's flag takes it (time=5s); KEY=[V1,V2] or KEY=V1,V2 sweeps it (repeatable; a bare KEY=VALUE after the flags is a --set too)", cxxopts::value<std::string>())
       ("only", "Run only the runs whose label or slug matches this shell pattern, e.g. 'k-async*' (repeatable)", cxxopts::value<std::string>())
       ("data-dir", "Directory holding the data sets, for every run (as train's --data-dir; replaces the file's data_dir)", cxxopts::value<std::string>())
       ("jobs", "Virtual-clock runs at a time; real-clock runs still go one at a time", cxxopts::value<int>()->default_value("1"))
@@ -59,6 +87,7 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
     RaceArgs a;
     auto set = take_repeated(args, "set");
     if (!set) return usage_error("race", set.error().message);
+    for (auto& bare : take_bare_settings(args)) set->push_back(std::move(bare));
     auto only = take_repeated(args, "only");
     if (!only) return usage_error("race", only.error().message);
     a.set = std::move(set).value();

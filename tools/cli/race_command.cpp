@@ -1,6 +1,7 @@
 // `stalesgd race`: the runs of an experiment file (some of them, with --only; changed by --set),
 // then the results table.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "cli/interrupt.hpp"
 #include "output/folder_lock.hpp"
 #include "stalesgd/experiment/race.hpp"
+#include "util/live_line.hpp"
 #include "util/logging.hpp"
 
 namespace stalesgd::cli {
@@ -109,17 +111,33 @@ int run_race(const RaceArgs& args) {
 
   const ScopedInterrupt interrupt;
   const std::size_t n = ex->runs.size();
+  // The ended runs' lines in the order the runs started: with --jobs a run that ends before one
+  // started earlier waits for it (on_run_done comes one call at a time).
+  const std::vector<std::size_t> order = start_order(*ex, args.jobs);
+  std::vector<std::optional<RaceRow>> ended(n);
+  std::size_t printed = 0;
+  // `all`: also past a run that never ended (the race failed or was interrupted).
+  const auto print_ended = [&](bool all) {
+    for (; printed < order.size() && (all || ended[order[printed]]); ++printed) {
+      const std::size_t i = order[printed];
+      if (!ended[i]) continue;
+      const RaceRow& row = *ended[i];
+      if (row.stop_reason == StopReason::kDiverged) {
+        fmt::print("[{}/{}] {:<28} {}\n", i + 1, n, row.label, row.divergence);
+      } else {
+        fmt::print("[{}/{}] {:<28} {} iterations in {:.1f} s, test error {}\n", i + 1, n, row.label,
+                   row.iterations, row.wall_s,
+                   row.final_test_error ? fmt::format("{:.4f}", *row.final_test_error) : "-");
+      }
+    }
+    std::fflush(stdout);
+  };
   auto outcome = stalesgd::run_race(
       *ex, std::move(data).value(), args.out, interrupt.flag(),
       [&](std::size_t i, const RaceRow& row) {
-        if (row.stop_reason == StopReason::kDiverged) {
-          fmt::print("[{}/{}] {:<28} {}\n", i + 1, n, row.label, row.divergence);
-        } else {
-          fmt::print("[{}/{}] {:<28} {} iterations in {:.1f} s, test error {}\n", i + 1, n,
-                     row.label, row.iterations, row.wall_s,
-                     row.final_test_error ? fmt::format("{:.4f}", *row.final_test_error) : "-");
-        }
-        std::fflush(stdout);
+        ended[i] = row;
+        // Around the live line, which a terminal's stderr may show on the same screen.
+        live_line::around([&] { print_ended(false); });
       },
       RaceSettings{.resume = args.resume,
                    .rerun_changed = args.resume && args.force,
@@ -128,6 +146,7 @@ int run_race(const RaceArgs& args) {
                    .progress = args.progress && logging::stderr_level() <= spdlog::level::info,
                    .progress_every_s = args.progress_every_s,
                    .command_line = args.command_line});
+  print_ended(true);
   if (!outcome) return fail(outcome.error().message);
 
   double target = 0.0;

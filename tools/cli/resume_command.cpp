@@ -1,17 +1,16 @@
 // `stalesgd train --resume DIR`: the run's flags from its checkpoint, then train() continues it
 // (docs/reliability.md).
 #include <algorithm>
-#include <fstream>
 
 #include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "config/option_table.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "output/checkpoint.hpp"
 #include "output/folder_lock.hpp"
+#include "output/summary_status.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd::cli {
 namespace fs = std::filesystem;
@@ -57,15 +56,11 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
     }
   }
   if (auto s = mpi::agree(locked); !s) return fail(s.error().message);
-  if (fs::exists(dir / "summary.json", ec)) {
-    std::ifstream in(dir / "summary.json");
-    const auto summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    const bool interrupted =
-        summary.is_object() && summary.value("stop_reason", "") == std::string("interrupted");
-    if (!interrupted) {
-      return fail(
-          fmt::format("{} holds a finished run (summary.json); nothing to resume", dir.string()));
-    }
+  // A run killed leaves summary.json saying "running"; one stopped by a signal, "interrupted".
+  if (const auto summary = read_summary_status(dir);
+      summary.finished() && summary.stop_reason != "interrupted") {
+    return fail(fmt::format("{} holds a finished run (summary.json says {}); nothing to resume",
+                            dir.string(), summary.status.empty() ? "no status" : summary.status));
   }
   auto payload = read_checkpoint(dir);
   if (!payload) return fail(payload.error().message);
@@ -76,25 +71,12 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
   }
 
   // The run's own flags, as the checkpoint recorded them.
-  TrainerOptions o;
-  for (std::size_t i = 0; i < header.args.size(); ++i) {
-    const std::string& arg = header.args[i];
-    const OptionDecl* d = arg.rfind("--", 0) == 0 ? find_option(arg.substr(2)) : nullptr;
-    if (d == nullptr) {
-      return fail(
-          fmt::format("{}: unknown flag '{}' recorded; was it written by another "
-                      "version of stalesgd?",
-                      (dir / kCheckpointFile).string(), arg));
-    }
-    if (d->type == OptionType::kSwitch) {
-      set_switch(*d, true, o);
-    } else if (i + 1 >= header.args.size()) {
-      return fail(fmt::format("{}: flag '{}' recorded without its value",
-                              (dir / kCheckpointFile).string(), arg));
-    } else if (auto s = set_from_text(*d, header.args[++i], o); !s) {
-      return fail(fmt::format("{}: {}", (dir / kCheckpointFile).string(), s.error().message));
-    }
+  auto recorded = options_from_args(header.args);
+  if (!recorded) {
+    return fail(fmt::format("{}: {}; was it written by another version of stalesgd?",
+                            (dir / kCheckpointFile).string(), recorded.error().message));
   }
+  TrainerOptions o = std::move(recorded).value();
   o.out_dir = dir;
   o.resume_dir = dir;
   o.progress = given.progress;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd::cli {
@@ -19,7 +20,7 @@ Result<nlohmann::json> cell(const RuleConfig& rule, const StragglerProfile& prof
   nlohmann::json j;
   j["rule"] = rule.name();
   j["k"] = rule.k;
-  if (rule.kind == RuleKind::kSsp) j["staleness_bound"] = rule.staleness_bound;
+  if (rule.rule == "ssp") j["staleness_bound"] = rule.staleness_bound;
   if (const Distribution* x = profile.iid()) {
     if (auto c = closed_form_runtime(rule, *x)) {
       j["closed_form"] = {{"seconds_per_iteration", c->seconds},
@@ -65,18 +66,8 @@ int run_theory(const TheoryArgs& args) {
   }
   std::vector<RuleSpec> specs;
   if (args.rule.empty()) {
-    // Every rule for K = 1, 2, 4, ... and P.
-    for (const auto& name : rule_names()) {
-      if (name == "ssp") continue;  // a baseline with its own --staleness-bound
-      if (name == "sync" || name == "async") {
-        specs.push_back({name, 0});
-        continue;
-      }
-      for (int k = 1; k <= args.workers;
-           k = k * 2 > args.workers && k != args.workers ? args.workers : k * 2) {
-        specs.push_back({name, k});
-      }
-    }
+    // Every rule for K = 1, 2, 4, ... and P (the baselines with flags of their own aside).
+    specs = every_rule_specs(args.workers);
   } else {
     specs.push_back({args.rule, args.k, args.staleness_bound, args.backups});
   }
@@ -98,9 +89,9 @@ int run_theory(const TheoryArgs& args) {
     out["rules"].push_back(std::move(c).value());
   }
   // E[T_sync] / E[T_async]: P H_P for exponential delays (docs/theory.md).
-  auto sync_cell = cell({RuleKind::kSync, args.workers, args.workers}, *profile, args);
+  auto sync_cell = cell({"sync", args.workers, args.workers}, *profile, args);
   if (!sync_cell) return fail(sync_cell.error().message);
-  auto async_cell = cell({RuleKind::kAsync, args.workers, 1}, *profile, args);
+  auto async_cell = cell({"async", args.workers, 1}, *profile, args);
   if (!async_cell) return fail(async_cell.error().message);
   const nlohmann::json& sync = *sync_cell;
   const nlohmann::json& async = *async_cell;

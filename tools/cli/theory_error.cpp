@@ -1,5 +1,5 @@
-// `stalesgd theory --error`: the paper's error bounds (Lemma 1 for the synchronous rules,
-// Theorem 3 for the asynchronous ones) with constants estimated for a model and data set,
+// `stalesgd theory --error`: the error bounds (Lemma 1 for the synchronous rules, Theorem 3'
+// for the asynchronous ones, docs/theory.md) with constants estimated for a model and data set,
 // combined with the runtime theory (J = t / E[T]) into predicted error at wallclock budgets,
 // and the best K per budget. docs/theory.md, "Error"; docs/cli.md.
 #include <fmt/format.h>
@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
 #include "stalesgd/data/catalog.hpp"
+#include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
 #include "stalesgd/theory/error_bound.hpp"
 #include "stalesgd/theory/runtime.hpp"
@@ -34,19 +35,20 @@ struct ErrorArgs {
   std::optional<double> p0, gamma;  // overrides of the async rules' staleness constants
 };
 
-// E[T] and the mean staleness for one rule: the closed form when it is a value, else the Monte
-// Carlo; the staleness always from the Monte Carlo.
+// E[T], the mean staleness and the share of fresh gradients for one rule: E[T] from the closed
+// form when it is a value, else the Monte Carlo; the other two always from the Monte Carlo.
 struct Runtime {
   double seconds = 0.0;
   double staleness = 0.0;
   std::string method;
+  double fresh = 1.0;  // p0 of the rule's own arrival process (k-batch-async's is not K/P)
 };
 
 Result<Runtime> runtime_of(const RuleConfig& rule, const StragglerProfile& profile,
                            const TheoryArgs& a) {
   auto mc = monte_carlo_runtime(rule, profile, a.samples, a.seed, a.delay_mode);
   if (!mc) return mc.error();
-  Runtime r{mc->seconds, mc->mean_staleness, "monte carlo"};
+  Runtime r{mc->seconds, mc->mean_staleness, "monte carlo", mc->fresh_fraction};
   if (const Distribution* x = profile.iid()) {
     if (auto c = closed_form_runtime(rule, *x); c && !c->upper_bound) {
       r.seconds = c->seconds;
@@ -137,12 +139,12 @@ int run_theory_error(ErrorArgs a) {
   for (const auto& r : rules) {
     auto rt = runtime_of(r, *profile, t);
     if (!rt) return fail(rt.error().message);
-    Staleness s{a.p0.value_or(k_async_fresh_probability(r.k, r.workers)),
+    Staleness s{a.p0.value_or(rt->fresh),
                 a.gamma.value_or(drift_gamma(a.lr, est->k.L, rt->staleness))};
     if (r.synchronous()) s = {};
     bounds.push_back(error_bound(r, est->k, s, a.lr, a.batch));
     times.push_back(*rt);
-    out["rules"].push_back({{"rule", to_string(r.kind)},
+    out["rules"].push_back({{"rule", r.rule},
                             {"k", r.k},
                             {"seconds_per_iteration", rt->seconds},
                             {"runtime_method", rt->method},
@@ -184,18 +186,19 @@ int run_theory_error(ErrorArgs a) {
              est->k.c, est->k.L, est->L_w0, est->L_star, est->k.sigma2);
   fmt::print("F(w0) = {:.5f}  F* = {:.5f} (|grad F(w*)| = {:.2g})\n\n", est->f0, est->f_star,
              c["grad_norm_star"].get<double>());
-  fmt::print("{:<13} {:>3} {:>11} {:>9} {:>6} {:>10} {:>11}", "rule", "K", "E[T] s", "theorem",
-             "gamma'", "floor", "1 - rate");
+  fmt::print("{:<13} {:>3} {:>11} {:>10} {:>5} {:>6} {:>10} {:>11}", "rule", "K", "E[T] s",
+             "theorem", "p0", "gamma'", "floor", "1 - rate");
   for (double b : a.budgets) fmt::print(" {:>10}", fmt::format("t={:.3g}s", b));
   fmt::print("\n");
   for (std::size_t i = 0; i < rules.size(); ++i) {
-    fmt::print("{:<13} {:>3} {:>11.6f} {:>9} {:>6.3f} {:>10.4g} {:>11.3g}",
-               to_string(rules[i].kind), rules[i].k, times[i].seconds, bounds[i].theorem,
+    fmt::print("{:<13} {:>3} {:>11.6f} {:>10} {:>5.3f} {:>6.3f} {:>10.4g} {:>11.3g}", rules[i].rule,
+               rules[i].k, times[i].seconds, bounds[i].theorem, out["rules"][i]["p0"].get<double>(),
                bounds[i].gamma_prime, bounds[i].floor, 1.0 - bounds[i].rate);
     for (const auto& row : out["budgets"]) fmt::print(" {:>10.4g}", row["errors"][i].get<double>());
     fmt::print("\n");
   }
-  fmt::print("{:<13} {:>3} {:>11} {:>9} {:>6} {:>10} {:>11}", "best K", "", "", "", "", "", "");
+  fmt::print("{:<13} {:>3} {:>11} {:>10} {:>5} {:>6} {:>10} {:>11}", "best K", "", "", "", "", "",
+             "", "");
   for (const auto& row : out["budgets"]) fmt::print(" {:>10}", row["best_k"].get<int>());
   fmt::print("\n");
   for (std::size_t i = 0; i < rules.size(); ++i) {
@@ -210,12 +213,13 @@ int theory_error_command(int argc, char** argv) {
   cxxopts::Options options(
       "stalesgd theory --error",
       "Predicted excess loss E[F(w)] - F* against wallclock for each K: the error bounds of\n"
-      "Dutta et al. 2018 (Lemma 1, Theorem 3) with constants estimated for the model and data,\n"
-      "times J = t / E[T] from the runtime theory. Docs: docs/theory.md (\"Error\").");
+      "Dutta et al. 2018 (Lemma 1; Theorem 3' as docs/theory.md derives it) with constants\n"
+      "estimated for the model and data, times J = t / E[T] from the runtime theory.\n"
+      "Docs: docs/theory.md (\"Error\").");
   // clang-format off
   options.add_options()
       ("error", "Predict error, not only runtime")
-      ("rule", "sync | k-sync | k-batch-sync | async | k-async | k-batch-async", cxxopts::value<std::string>()->default_value("k-sync"))
+      ("rule", rule_choices(/*with_own_flags=*/false), cxxopts::value<std::string>()->default_value("k-sync"))
       ("workers", "Number of workers P", cxxopts::value<int>()->default_value("8"))
       ("k", "(--k) Gradients per update K (default: K = 1, 2, 4, ..., P)", cxxopts::value<int>())
       ("delay", "Delay spec, e.g. 'exp:mean=10ms' (docs/stragglers.md)", cxxopts::value<std::string>())
@@ -231,7 +235,7 @@ int theory_error_command(int argc, char** argv) {
       ("budget", "Wallclock budgets, e.g. 1s,10s,60s (default: 10, 100, 1000, 10000 x the fastest E[T])", cxxopts::value<std::string>())
       ("constants-samples", "F is the mean over the first N training samples (0: all)", cxxopts::value<std::size_t>()->default_value("0"))
       ("optimum-epochs", "Epochs of the minimisation that finds w* and F*", cxxopts::value<int>()->default_value("30"))
-      ("p0", "Async rules: lower bound on P(fresh gradient) (default K/P)", cxxopts::value<double>())
+      ("p0", "Async rules: P(fresh gradient) (default: the rule's own, from the Monte Carlo; K/P for k-async under exp delays)", cxxopts::value<double>())
       ("gamma", "Async rules: staleness constant gamma in [0, 1] (default min(1, (lr L staleness)^2))", cxxopts::value<double>())
       ("json", "Print JSON instead of a table")
       ("h,help", "Show this help");

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/fit_inputs.hpp"
+#include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/theory/delay_fit.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
@@ -78,7 +79,7 @@ nlohmann::json fit_json(const DelayFit& fit) {
 // One prediction: the closed form where there is one, and the Monte Carlo.
 Result<nlohmann::json> predict(const RuleConfig& rule, const StragglerProfile& profile,
                                const TheoryArgs& args) {
-  nlohmann::json j{{"rule", to_string(rule.kind)}, {"k", rule.k}};
+  nlohmann::json j{{"rule", rule.rule}, {"k", rule.k}};
   if (auto c = closed_form_runtime(rule, *profile.iid())) {
     j["closed_form"] = {{"seconds_per_iteration", c->seconds},
                         {"formula", c->formula},
@@ -102,13 +103,7 @@ Result<std::vector<RuleConfig>> rules_to_predict(const TheoryArgs& args, int p) 
   if (!args.rule.empty()) {
     specs.push_back({args.rule, args.k});
   } else {
-    for (const auto& name : rule_names()) {
-      if (name == "sync" || name == "async") {
-        specs.push_back({name, 0});
-        continue;
-      }
-      for (int k = 1; k <= p; k = k * 2 > p && k != p ? p : k * 2) specs.push_back({name, k});
-    }
+    specs = every_rule_specs(p);
   }
   std::vector<RuleConfig> out;
   for (const auto& s : specs) {
@@ -240,8 +235,7 @@ int run_theory_fit(const std::string& run_dir, const TheoryArgs& args) {
   out["compute"]["note"] = compute_note(*run, *fit, beyond_s);
   if (std::isfinite(beyond_s)) out["compute"]["beyond_delay_s"] = beyond_s;
   // The cancelling rules record only the gradients that made a round: the fastest ones.
-  if ((own->kind == RuleKind::kKSync || own->kind == RuleKind::kKBatchSync) &&
-      own->k < run->workers) {
+  if ((own->rule == "k-sync" || own->rule == "k-batch-sync") && own->k < run->workers) {
     out["warnings"].push_back(fmt::format(
         "{} with K = {} < P cuts the slower minibatches, which gradients.csv never holds: "
         "the fit sees the fast ones only and is biased short; fit an async or sync run",

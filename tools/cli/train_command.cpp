@@ -9,14 +9,13 @@
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
+#include "experiment/folder_run.hpp"
+#include "experiment/progress_reporter.hpp"
 #include "output/folder_lock.hpp"
-#include "output/progress_reporter.hpp"
+#include "output/model_file.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/trainer.hpp"
-#include "stalesgd/output/provenance.hpp"
-#include "stalesgd/output/run_journal.hpp"
-#include "stalesgd/output/run_writer.hpp"
 #include "stalesgd/theory/runtime.hpp"
 #include "util/logging.hpp"
 
@@ -86,10 +85,13 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
                                                 : ScopedInterrupt::SecondSignal::kExits);
   // --out is opened (and refused if it holds a run) before any data is read or trained on; rank
   // 0 alone writes under MPI.
-  std::unique_ptr<RunJournal> journal;
   Status ready;
   if (options.checkpoint_every_s > 0.0) {
     if (options.out_dir.empty()) return fail("--checkpoint-every needs --out DIR to write into", 2);
+  }
+  // A bad --save-model is found before anything is trained.
+  if (!options.save_model.empty() && mpi::reports()) {
+    if (auto s = check_model_path(options.save_model); !s) return fail(s.error().message);
   }
   // One process per folder (docs/reliability.md): --resume took the lock before it read the
   // checkpoint; a new run takes it here, before --force may remove anything.
@@ -112,29 +114,22 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
       ready = locked.error();
     }
   }
+  // The journal and run.log (docs/outputs.md); rank 0 alone writes under MPI.
+  OpenRunFolder folder;
   if (ready && !options.out_dir.empty() && mpi::reports()) {
     const auto existing = resume          ? RunJournal::Existing::kContinue
                           : options.force ? RunJournal::Existing::kOverwrite
                                           : RunJournal::Existing::kRefuse;
-    auto opened = RunJournal::open(options.out_dir, existing,
-                                   resume ? resume->header.offsets : JournalOffsets{});
+    auto opened = open_run_folder(
+        options.out_dir, existing, resume ? resume->header.offsets : JournalOffsets{},
+        fmt::format("{} {}", resume ? "resume:" : "start:", shell_quoted(command_line)));
     if (opened) {
-      journal = std::move(opened).value();
+      folder = std::move(opened).value();
     } else {
       ready = opened.error();
     }
   }
-  // run.log beside the outputs: what stderr showed, down to debug (docs/outputs.md).
-  std::unique_ptr<logging::RunLog> log;
-  if (journal) {
-    if (auto opened = logging::RunLog::open(options.out_dir)) {
-      log = std::move(opened).value();
-      log->record(spdlog::level::info,
-                  fmt::format("{} {}", resume ? "resume:" : "start:", shell_quoted(command_line)));
-    } else if (ready) {
-      ready = opened.error();
-    }
-  }
+  logging::RunLog* log = folder.log.get();
   // Errors from here on also go to run.log; stderr gets them as the one line.
   const auto failed = [&](const std::string& message, int status) {
     if (log) log->record(spdlog::level::err, message);
@@ -144,7 +139,7 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   if (ready && !*data) ready = data->error();
   // --engine mpi: every rank is ready, or all stop and rank 0 names the one that is not.
   if (auto s = mpi::agree(ready); !s) return failed(s.error().message, 1);
-  spdlog::logger& logger = log ? *log->logger() : *spdlog::default_logger();
+  spdlog::logger& logger = log != nullptr ? *log->logger() : *spdlog::default_logger();
   const Dataset& dataset = data->value();
   logger.debug("data: {} ({} training, {} test samples){}", dataset.name, dataset.train.count,
                dataset.test.count,
@@ -152,58 +147,26 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   // Progress on stderr from rank 0 only, and not with -q or --no-progress.
   ProgressReporter progress(
       options.progress && mpi::reports() && logging::stderr_level() <= spdlog::level::info,
-      options.progress_every_s, log.get());
-  auto run = train(*resolved, dataset,
-                   TrainIo{.interrupt = interrupt.flag(),
-                           .journal = journal.get(),
-                           .resume = resume ? &resume->payload : nullptr,
-                           .progress = &progress,
-                           .log = log ? log->logger().get() : nullptr});
-  if (!run) return failed(run.error().message, 1);
+      options.progress_every_s, log);
+  auto ran = train_into_folder(*resolved, dataset, folder,
+                               {.interrupt = interrupt.flag(),
+                                .progress = &progress,
+                                .resume = resume ? &resume->payload : nullptr,
+                                .provenance = std::move(provenance)});
+  if (!ran) return failed(ran.error().message, 1);
   if (!mpi::reports()) return 0;  // a worker rank: rank 0 reports and writes the outputs
-
-  // A run cut short by a divergence or a failure still writes what it recorded, marked
+  const RunRecord* run = &ran->record;
+  // --save-model: the final parameters, the ones the last evaluation scored.
+  if (!options.save_model.empty() && !run->final_params.empty()) {
+    if (auto s = write_model_file(options.save_model, run->final_params); !s) {
+      return failed(fmt::format("--save-model: {}", s.error().message), 1);
+    }
+  }
+  // A run cut short by a divergence or a failure has written what it recorded, marked
   // incomplete, and ends with its one line.
-  std::string error;
-  switch (run->stop_reason) {
-    case StopReason::kDiverged:
-      error = run->divergence;
-      break;
-    case StopReason::kFailed:
-    case StopReason::kWorkersFailed:
-    case StopReason::kStalled:
-      error = run->stop_message;
-      break;
-    case StopReason::kInterrupted:
-      // --engine mpi: the job was ended while a rank did not answer; the record says which.
-      error = run->stop_message;
-      break;
-    default:
-      break;
-  }
-  provenance.ended = std::chrono::system_clock::now();
-  if (log) {
-    for (const auto& w : run->workers) {
-      if (!w.failed) continue;
-      log->record(spdlog::level::warn, fmt::format("worker {} failed ({}) at {:.3f} s", w.worker,
-                                                   w.failure, w.failed_at_s));
-    }
-    log->record(spdlog::level::info,
-                fmt::format("end: {} after {} iterations, {:.3f} s{}", to_string(run->stop_reason),
-                            run->updates.empty() ? 0 : run->updates.back().iteration, run->wall_s,
-                            run->evals.empty() ? std::string()
-                                               : fmt::format(", test error {:.4f}",
-                                                             run->evals.back().test_error)));
-  }
-  const auto theory = predict_runtime(*resolved);
   if (run->stop_reason != StopReason::kDiverged && run->stop_reason != StopReason::kFailed) {
-    print_summary(*resolved, *run, theory);
-  }
-  if (journal) {
-    if (auto s = finish_run_outputs(*journal, *resolved, *run, theory, error, provenance); !s) {
-      return failed(s.error().message, 1);
-    }
-    if (run->stop_reason != StopReason::kDiverged && run->stop_reason != StopReason::kFailed) {
+    print_summary(*resolved, *run, ran->theory);
+    if (folder.journal) {
       fmt::print(
           "{:<18}{}/ (updates.csv gradients.csv evals.csv workers.csv summary.json run.log)\n",
           "outputs", options.out_dir.string());

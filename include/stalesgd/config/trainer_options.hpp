@@ -66,16 +66,20 @@ struct TrainerOptions {
   EngineKind engine = EngineKind::kThread;  // --engine mpi: P = (ranks - 1) * workers_per_rank
   int workers_per_rank = 1;                 // --engine mpi: worker threads per worker rank
   bool sequential = false;                  // plain SGD in one thread, no server: the reference
-                                            // that P = 1 sync must match bit for bit
-  double eval_every_s = 0.5;                // seconds between parameter snapshots
-  std::size_t eval_test_samples = 0;        // test samples per evaluation; 0 = the whole split
-  std::size_t eval_train_samples = 10000;   // train loss over the first N training samples
+  bool record_drift = false;          // updates.csv's drift_sq and grad_sq: what the error theory's
+                                      // gamma is measured from (docs/theory.md, "Error")
+                                      // that P = 1 sync must match bit for bit
+  double eval_every_s = 0.5;          // seconds between parameter snapshots
+  std::size_t eval_test_samples = 0;  // test samples per evaluation; 0 = the whole split
+  std::size_t eval_train_samples = 10000;  // train loss over the first N training samples
+  std::size_t holdout = 0;  // the last N training samples never trained on: evals.csv's val_*
 
   // --- Output.
   std::filesystem::path out_dir;     // --out; empty: nothing written (tests)
   bool force = false;                // --force: replace a run already in out_dir
   double checkpoint_every_s = 0.0;   // with out_dir: checkpoint.bin this often; 0 = never
   std::filesystem::path resume_dir;  // --resume DIR: continue the run there
+  std::filesystem::path save_model;  // --save-model PATH: the final parameters as .npy; empty: none
   bool progress = true;              // progress on stderr: a live line on a terminal, else
                                      // a log line every progress_every_s
   double progress_every_s = 10.0;    // seconds between progress log lines (and in run.log)

@@ -52,6 +52,9 @@ struct Dataset {
   int num_classes = 10;
   Split train;
   Split test;
+  // Samples held out of the training file for validation (--holdout, stalesgd/data/holdout.hpp):
+  // empty unless a run asked for them; never trained on.
+  Split val;
   // The CRC-32s of the files' bytes as read, train then test, as 16 hex digits (an .npz: of its
   // arrays' .npy bytes, src/data/npz.hpp): the data set's identity, which a resumed run checks
   // against its checkpoint. Empty for data made in memory.

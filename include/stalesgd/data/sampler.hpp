@@ -12,9 +12,12 @@
 
 #include "stalesgd/data/dataset.hpp"
 #include "stalesgd/util/seed.hpp"
-#include "stalesgd/util/state_stream.hpp"
 
 namespace stalesgd {
+
+// A checkpoint's streams (private to the library: util/state_stream.hpp in src/).
+class StateWriter;
+class StateReader;
 
 class MinibatchSampler {
  public:

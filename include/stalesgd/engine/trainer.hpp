@@ -8,28 +8,12 @@
 
 #include <atomic>
 
-#include <spdlog/logger.h>
-
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/dataset.hpp"
-#include "stalesgd/engine/progress.hpp"
 #include "stalesgd/metrics/records.hpp"
-#include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
-
-// What a run shares with its caller besides its configuration and data.
-struct TrainIo {
-  const std::atomic<bool>* interrupt = nullptr;  // set (e.g. by a signal handler): stop cleanly
-  RunJournal* journal = nullptr;  // --out: rows appended as the run goes (docs/outputs.md)
-  // --resume: a checkpoint's payload (docs/reliability.md); the run continues from it, and
-  // `journal` must have been opened to continue at the checkpoint's offsets.
-  const std::string* resume = nullptr;
-  ProgressSink* progress = nullptr;  // how far the run is, ten times a second at most; may be null
-  spdlog::logger* log = nullptr;     // where the run logs (failed workers, checkpoints,
-                                     // snapshots); null: spdlog's default logger
-};
 
 // A run that diverged (a non-finite minibatch loss) stops there and returns what it recorded
 // with StopReason::kDiverged and `divergence` naming the iteration and the likely cause (the
@@ -38,8 +22,7 @@ struct TrainIo {
 // (kStalled) or in one of whose threads an exception was thrown (kFailed) also returns what it
 // recorded, with stop_message the one line saying why (docs/rules.md, "Failed workers").
 // An Error: the model does not fit the data, or the batch is larger than the training split.
-// A write to the journal that fails ends the run with StopReason::kFailed and RunRecord::error.
-Result<RunRecord> train(const ResolvedRun& run, const Dataset& data, const TrainIo& io);
+// A run into a folder (experiment/run_folder.hpp) whose write fails ends with StopReason::kFailed.
 Result<RunRecord> train(const ResolvedRun& run, const Dataset& data,
                         const std::atomic<bool>* interrupt = nullptr);
 

@@ -26,8 +26,8 @@ namespace stalesgd {
 struct RaceRow {
   std::string label;
   std::string slug;
-  RuleKind rule = RuleKind::kSync;
-  int k = 0;  // the effective K
+  std::string rule = "sync";  // the registered rule (k-sync for a backup run)
+  int k = 0;                  // the effective K
   std::uint64_t seed = 0;
   std::string clock;
   std::uint64_t iterations = 0;
@@ -99,12 +99,18 @@ struct RaceSettings {
 // real-clock processes of its own.
 bool may_run_alongside(const ExperimentRun& run);
 
+// The order in which run_race starts the runs with `jobs` at a time: with jobs > 1 the runs
+// that may_run_alongside() first, then the others, each group in the experiment's order. The
+// CLI prints the ended runs in this order.
+std::vector<std::size_t> start_order(const Experiment& experiment, int jobs);
+
 // Refuses an --out that is not a folder, and one that holds files unless `existing` allows it;
 // an --out that does not exist yet is fine.
 Status check_race_out(const std::filesystem::path& out, ExistingOut existing);
 
 // `on_run_done(i, row)` is called after each run i (for progress output), one call at a time;
-// with jobs > 1 from the thread that ran it, in the order the runs end. Runs check_race first:
+// with jobs > 1 from the thread that ran it, in the order the runs end (start_order() gives the
+// order they started in). Runs check_race first:
 // nothing is created or trained when it fails. Once `interrupt` is set no run starts (the
 // runs in progress stop on it); the rows of the runs that ran are written.
 Result<RaceOutcome> run_race(

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,11 @@ struct UpdateRecord {
   std::uint64_t max_staleness = 0;
   double lr = 0.0;              // mean learning rate over the update's gradients
   double minibatch_loss = 0.0;  // mean minibatch loss of those gradients
+  // --record-drift (else NaN): the mean over its stale gradients of |w_j - w_tau|^2, the
+  // parameters it was applied to against those each was computed on (NaN when none was
+  // stale), and the mean squared norm |g|^2 of its gradients.
+  double drift_sq = std::numeric_limits<double>::quiet_NaN();
+  double grad_sq = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct GradientRecord {
@@ -57,6 +63,9 @@ struct EvalRecord {
   // train_loss plus the model's L2 term (Model::l2_penalty): the objective the optimiser
   // minimises, on the same samples; equal to train_loss when l2 = 0.
   double train_objective = 0.0;
+  // On the held-out split (--holdout); NaN (an empty field in evals.csv) without one.
+  double val_loss = std::numeric_limits<double>::quiet_NaN();
+  double val_error = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct WorkerRecord {

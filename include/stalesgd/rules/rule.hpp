@@ -15,9 +15,12 @@
 #include <vector>
 
 #include "stalesgd/util/result.hpp"
-#include "stalesgd/util/state_stream.hpp"
 
 namespace stalesgd {
+
+// A checkpoint's streams (private to the library: util/state_stream.hpp in src/).
+class StateWriter;
+class StateReader;
 
 // A gradient that reached the server.
 struct Arrival {
@@ -88,10 +91,6 @@ class Rule {
   int pending_ = 0;
 };
 
-// The six rules of the paper, and stale-synchronous parallel (docs/rules.md). Backup workers
-// (--rule backup) are k-sync with K = P - b: no kind of their own.
-enum class RuleKind { kSync, kKSync, kKBatchSync, kAsync, kKAsync, kKBatchAsync, kSsp };
-
 // --rule, --k, --staleness-bound and --backups as the user gave them; k = 0 means "the rule's
 // default" (P for sync, 1 for async), -1 "not given" for the other two.
 struct RuleSpec {
@@ -101,26 +100,26 @@ struct RuleSpec {
   int backups = -1;                   // backup: b
 };
 
-// A validated rule: its kind, P and the effective K (sync: P, async and ssp: 1).
+// A validated rule: its registered name (rule_registry.hpp), P and the effective K (sync: P,
+// async and ssp: 1).
 struct RuleConfig {
-  RuleKind kind = RuleKind::kSync;
+  std::string rule = "sync";
   int workers = 1;
   int k = 1;
   std::int64_t staleness_bound = 0;  // ssp: s
   bool backup = false;               // k-sync given as --rule backup --backups P - K
   // True for the rules whose staleness is always 0 (sync, k-sync, k-batch-sync).
   bool synchronous() const;
-  // The name the user gave: "backup" for a backup k-sync, else to_string(kind).
+  // The name the user gave: "backup" for a backup k-sync, else `rule`.
   std::string_view name() const;
 };
 
-const std::vector<std::string>& rule_names();
-std::string_view to_string(RuleKind kind);
-// "k-sync" -> RuleKind::kKSync; the error lists the rules.
-Result<RuleKind> parse_rule_kind(std::string_view name);
+// The registered rules' names (rule_registry.hpp), the built-in ones first.
+std::vector<std::string> rule_names();
 
-// Validates name, P and K (1 <= K <= P; sync implies K = P, async and ssp K = 1), ssp's s >= 0
-// and backup's 0 <= b < P (K = P - b). Errors are one line naming the problem and the fix.
+// Validates name, P and K as the rule's registration says (1 <= K <= P; sync implies K = P,
+// async and ssp K = 1), ssp's s >= 0 and backup's 0 <= b < P (K = P - b). Errors are one line
+// naming the problem and the fix; an unknown name lists the rules.
 Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers);
 
 // A fresh state machine for a validated rule (one per run: it holds the round's state).

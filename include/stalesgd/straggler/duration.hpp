@@ -1,5 +1,5 @@
-// Times with a unit ("10ms", "1.5s"): the only way a delay spec writes a time, also handy for
-// command-line flags such as --time 60s.
+// Times with a unit ("10ms", "1.5s", "1h30m"): the only way a delay spec writes a time, also
+// handy for command-line flags such as --time 60s or --time 2h.
 #pragma once
 
 #include <string>
@@ -9,9 +9,10 @@
 
 namespace stalesgd {
 
-// "<number><unit>", unit one of ns, us, ms, s; the result is in seconds, finite and >= 0.
-// A bare number is an error ("write 10ms"), as are other units, negative and non-finite values
-// and times over kMaxDurationSeconds.
+// "<number><unit>", unit one of ns, us, ms, s, m (minutes), h; or several such terms from the
+// largest unit down ("1h30m", "2m30s"), summed. The result is in seconds, finite and >= 0.
+// A bare number is an error ("write 10ms"), as are other units, a unit repeated or out of
+// order, negative and non-finite values and times over kMaxDurationSeconds.
 // The message is "<problem>; <fix>", without a prefix, for the caller to put in context.
 Result<double> parse_duration(std::string_view text);
 

@@ -10,34 +10,17 @@
 
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/rules/rule.hpp"
+#include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/delay_mode.hpp"
 #include "stalesgd/straggler/distribution.hpp"
+#include "stalesgd/straggler/order_statistics.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
 
-// H_n = 1 + 1/2 + ... + 1/n (H_0 = 0).
-double harmonic(int n);
-
-// E[X_{K:P}], the K-th smallest of P i.i.d. draws of `x`:
-// integral_0^1 Q(u) * Beta(u; K, P-K+1) du, evaluated numerically (any distribution with a
-// finite mean); exact (H_P - H_{P-K}) * mean + shift for the (shifted) exponential.
-double expected_order_statistic(const Distribution& x, int k, int p);
-
-struct ClosedForm {
-  double seconds = 0.0;      // E[T] per iteration
-  std::string formula;       // e.g. "(H_P - H_{P-K}) / mu"
-  bool upper_bound = false;  // k-async under new-longer-than-used delays: E[T] <= this
-};
-
-// The closed form for `rule` with P workers and K when every worker draws i.i.d. from `x`:
-// - k-sync, sync: E[X_{K:P}] for any distribution; (H_P - H_{P-K}) / mu for exponential.
-// - k-batch-sync: K / (P mu), exponential only.
-// - async: E[X] / P for any distribution (renewal argument, as k-batch-async with K = 1).
-// - k-async: (H_P - H_{P-K}) / mu for exponential; at most E[X_{K:P}] for shifted-exp.
-// - k-batch-async: K E[X] / P for any distribution (renewal argument).
-// nullopt where the paper gives none.
+// The closed form the rule registered (rules/rule_registry.hpp) for P workers and K when every
+// worker draws i.i.d. from `x`; nullopt where the rule has none (docs/theory.md lists them).
 std::optional<ClosedForm> closed_form_runtime(const RuleConfig& rule, const Distribution& x);
 
 struct MonteCarloEstimate {
@@ -45,6 +28,9 @@ struct MonteCarloEstimate {
   double ci95 = 0.0;     // half-width of the 95% confidence interval (batch means)
   std::uint64_t iterations = 0;
   double mean_staleness = 0.0;
+  // The share of applied gradients computed on the parameters they were applied to (staleness
+  // 0): the error theory's p0 for the rule's own arrival process (docs/theory.md, "Error").
+  double fresh_fraction = 1.0;
 };
 
 // Simulates `iterations` updates of the rule (after a warm-up of 10 P updates) on the

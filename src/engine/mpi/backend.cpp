@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "engine/mpi/mpi_runtime.hpp"
+#include "util/build_info.hpp"
 
 namespace stalesgd::mpi {
 namespace {
@@ -22,11 +23,13 @@ Error missing() {
 void install(const Backend& backend) {
   static const Backend kept = backend;
   g_backend = &kept;
+  note_library("Open MPI", backend.version());  // summary.json's provenance
 }
 
 bool available() {
   return g_backend != nullptr;
 }
+
 Status init(int* argc, char*** argv) {
   return g_backend ? g_backend->init(argc, argv) : missing();
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 
 #include "engine/run_context.hpp"
 #include "stalesgd/config/trainer_options.hpp"
@@ -77,6 +78,7 @@ struct Backend {
   Status (*agree)(const Status& mine);
   Status (*fit_workers)(TrainerOptions& options);
   Result<RunRecord> (*train)(RunContext& ctx);
+  std::string (*version)();  // "4.1.4": the Open MPI the program was built with
 };
 
 // Installs the backend; before init(), from main's thread.

@@ -14,6 +14,7 @@
 // clang-format off
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/script.h>
+#include <torch/version.h>
 
 #include <ATen/Parallel.h>
 // clang-format on
@@ -301,4 +302,9 @@ extern "C" __attribute__((visibility("default"))) stalesgd::Model* stalesgd_make
     error = "'" + request.path + "': " + stalesgd::model::first_line(e.what());
     return nullptr;
   }
+}
+
+// The LibTorch this plugin was built against, for a run's provenance (docs/outputs.md).
+extern "C" __attribute__((visibility("default"))) const char* stalesgd_torchscript_libtorch() {
+  return TORCH_VERSION;
 }

@@ -296,7 +296,7 @@ TEST_CASE("mpi, two hosts: a killed remote rank is named, and --resume continues
   const auto summary = read_summary(out);
   // mpirun ends the job when a rank dies; rank 0 writes everything first and names it.
   CHECK(summary["stop_reason"] == "interrupted");
-  CHECK(summary["status"] == "incomplete");
+  CHECK(summary["status"] == "interrupted");
   CHECK(summary["stop_message"].get<std::string>().find("rank 3 (host " + hosts.host('b')) !=
         std::string::npos);
   CHECK(summary["ranks"][3]["answered"] == false);

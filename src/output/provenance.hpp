@@ -1,6 +1,7 @@
 // Provenance: where a run's numbers came from, recorded in its summary.json (docs/outputs.md):
-// the command line and when the run started and ended. The writer adds stalesgd's version and
-// commit and the host (name, CPU model and cores, load average).
+// the command line, when the run started and ended, and the data it read. The writer adds
+// stalesgd's version and commit, the build (type, compiler, flags, the libraries' versions:
+// util/build_info.hpp) and the host (name, CPU model and cores, load average).
 #pragma once
 
 #include <chrono>
@@ -14,6 +15,8 @@ struct Provenance {
   std::chrono::system_clock::time_point started{};
   std::chrono::system_clock::time_point ended{};
   double load_at_start = -1.0;  // 1-minute load average when the run started; < 0: unknown
+  std::string dataset;          // the data set's name, and the CRC-32 of its files' bytes as
+  std::string data_digest;      // read (Dataset::digest); empty: not recorded
 
   // A provenance starting now, with the load average of this moment.
   static Provenance begin(std::vector<std::string> command_line);

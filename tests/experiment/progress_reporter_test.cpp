@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "output/progress_reporter.hpp"
+#include "experiment/progress_reporter.hpp"
 #include "support/fixtures.hpp"
 
 using namespace stalesgd;

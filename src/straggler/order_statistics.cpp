@@ -2,7 +2,7 @@
 // runtime of K-sync SGD; for Exp(mu), E[X_{K:P}] = (H_P - H_{P-K}) / mu).
 #include <cmath>
 
-#include "stalesgd/theory/runtime.hpp"
+#include "stalesgd/straggler/order_statistics.hpp"
 
 namespace stalesgd {
 

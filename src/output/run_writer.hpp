@@ -1,20 +1,25 @@
 // The end of a run's outputs (docs/outputs.md): the rows the journal has not written yet, then
-// workers.csv and, last, summary.json, each through a temporary file, fsync and rename, so a
-// folder with a summary.json holds a finished run.
+// workers.csv and, last, summary.json, each through a temporary file, fsync and rename. The
+// summary.json written at the start says "running"; the last one says how the run ended.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
 
+#include "output/provenance.hpp"
+#include "output/run_journal.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/metrics/records.hpp"
-#include "stalesgd/output/provenance.hpp"
-#include "stalesgd/output/run_journal.hpp"
 #include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
+
+// summary.json at the run's start: "status": "running", the config and the provenance so far
+// (no end time); finish_run_outputs replaces it when the run ends (docs/outputs.md).
+Status write_running_summary(const std::filesystem::path& dir, const ResolvedRun& config,
+                             const Provenance& provenance);
 
 // Closes `journal` and writes workers.csv and summary.json into its folder. `theory`: the
 // runtime theory's prediction (summary.json's "theory"; null when none). `error`: why the run

@@ -33,6 +33,9 @@ class ProgressReporter : public ProgressSink {
   void set_context(std::string prefix, std::function<std::string(const ProgressSample&)> suffix);
   // The run.log the lines also go to (a race sets each run's); may be null.
   void set_log(logging::RunLog* log) { log_file_ = log; }
+  // Hands every sample to `to` instead of drawing a live line or logging on stderr (run.log
+  // still gets its lines): race --jobs on a terminal draws one line for all its running runs.
+  void forward_to(std::function<void(const ProgressSample&)> to) { forward_ = std::move(to); }
 
   void update(const ProgressSample& sample) override;
   void done() override;
@@ -55,6 +58,7 @@ class ProgressReporter : public ProgressSink {
   double every_s_;
   std::string prefix_;
   std::function<std::string(const ProgressSample&)> suffix_;
+  std::function<void(const ProgressSample&)> forward_;
   bool drawn_ = false;
   Clock::time_point next_draw_{};
   double next_log_s_;  // wall seconds of the run at which the next log line is due

@@ -1,14 +1,14 @@
 // The CLI's progress: a live terminal line or periodic log lines, and run.log entries.
-#include "output/progress_reporter.hpp"
+#include "experiment/progress_reporter.hpp"
 
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "util/live_line.hpp"
 #include "util/logging.hpp"
 
 namespace stalesgd {
@@ -62,12 +62,13 @@ std::string ProgressReporter::line(const ProgressSample& s) const {
 }
 
 void ProgressReporter::update(const ProgressSample& s) {
+  if (forward_) forward_(s);
   const bool log_due = s.wall_s >= next_log_s_;
   if (log_due) {
     // Whole periods, so that a late report does not shift the ones after it.
     next_log_s_ = (std::floor(s.wall_s / every_s_) + 1.0) * every_s_;
     const std::string text = "progress " + line(s);
-    if (log_) {
+    if (log_ && !forward_) {
       // stderr, and run.log when there is one
       if (log_file_ != nullptr) {
         log_file_->logger()->info(text);
@@ -78,13 +79,12 @@ void ProgressReporter::update(const ProgressSample& s) {
       log_file_->record(spdlog::level::info, text);
     }
   }
-  if (!live_) return;
+  if (!live_ || forward_) return;
   const auto now = Clock::now();
   if (drawn_ && now < next_draw_) return;
   next_draw_ = now + std::chrono::milliseconds(500);
   drawn_ = true;
-  fmt::print(stderr, "\r\033[K{}", line(s));
-  std::fflush(stderr);
+  live_line::show(line(s));
 }
 
 void ProgressReporter::done() {
@@ -93,8 +93,7 @@ void ProgressReporter::done() {
 
 void ProgressReporter::clear() {
   if (!drawn_) return;
-  fmt::print(stderr, "\r\033[K");
-  std::fflush(stderr);
+  live_line::clear();
   drawn_ = false;
 }
 

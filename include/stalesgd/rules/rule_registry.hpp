@@ -1,0 +1,74 @@
+// The rule registry: every rule --rule, experiment files, the theory and the help text know by
+// name -- the built-in ones (docs/rules.md) and a program's own (register_rule). A rule is a
+// state machine (rule.hpp) and one RuleInfo here; adding one is its file plus one line in the
+// built-in list (docs/architecture.md, "Adding a rule").
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stalesgd/rules/rule.hpp"
+#include "stalesgd/util/result.hpp"
+
+namespace stalesgd {
+
+class Distribution;
+
+// A closed form of a rule's expected time per iteration E[T] (Dutta et al. 2018, §4): the value
+// and the formula it came from.
+struct ClosedForm {
+  double seconds = 0.0;      // E[T] per iteration
+  std::string formula;       // e.g. "(H_P - H_{P-K}) / mu"
+  bool upper_bound = false;  // k-async under new-longer-than-used delays: E[T] <= this
+};
+
+// How a rule's K follows from --k and P.
+enum class KChoice {
+  kAllWorkers,  // K = P always (sync); --k may only repeat P
+  kOne,         // K = 1 always (async); --k may only be 1
+  kGiven,       // --k K is required, 1 <= K <= P (the k- rules)
+};
+
+// Every member has a default, so that a designated initializer may leave any out.
+struct RuleInfo {
+  std::string name{};     // --rule NAME: non-empty, no spaces, commas or ':'
+  std::string summary{};  // one line for the help text and docs/cli.md
+  // True when every update is made of gradients computed on the current parameters (staleness
+  // always 0). Must agree with the state machine's Rule::synchronous().
+  bool synchronous = false;
+  KChoice k = KChoice::kGiven;
+  // A fresh state machine for a resolved config (one per run: it holds the round's state).
+  std::function<std::unique_ptr<Rule>(const RuleConfig&)> make{};
+  // Optional: E[T] per iteration in closed form when every worker draws i.i.d. from the
+  // distribution; nullopt where there is none. Without it the theory uses Monte Carlo alone.
+  std::function<std::optional<ClosedForm>(const RuleConfig&, const Distribution&)> closed_form{};
+  // Optional: resolves --k and the rule's own flags instead of `k` (ssp's --staleness-bound,
+  // backup's --backups). A rule with one is left out of the theory's sweep over every rule.
+  std::function<Result<RuleConfig>(const RuleSpec&, int workers)> resolve{};
+};
+
+// Adds a rule under info.name, for every run of this process from then on (register before
+// training starts). Refuses, in one line, an empty or malformed name, a name taken by a
+// built-in or an earlier registration, and a missing `make`.
+Status register_rule(RuleInfo info);
+
+// The rule registered as `name`, or nullptr. The pointer stays valid for the process's life.
+const RuleInfo* find_rule(std::string_view name);
+
+// Every registered rule in order: the built-in ones as docs/rules.md lists them, then a
+// program's own in the order it registered them.
+std::vector<const RuleInfo*> registered_rules();
+
+// "sync | k-sync | ... | backup": the names, for help texts; without the rules that have flags
+// of their own (a resolve hook: ssp, backup) when `with_own_flags` is false.
+std::string rule_choices(bool with_own_flags = true);
+
+// The rules a sweep over "every rule" takes (theory without --rule): those without a resolve
+// hook, sync-like and async-like ones once, the others at K = 1, 2, 4, ..., P.
+std::vector<RuleSpec> every_rule_specs(int workers);
+
+}  // namespace stalesgd

@@ -1,0 +1,86 @@
+// .npy model files (output/model_file.hpp): format 1.0, '<f4', C order, shape (N,).
+#include "output/model_file.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "data/npy.hpp"
+#include "util/atomic_file.hpp"
+
+namespace stalesgd {
+namespace fs = std::filesystem;
+
+Status write_model_file(const fs::path& path, std::span<const float> params) {
+  // The header dict, padded with spaces to a 64-byte boundary and ended by '\n' (NumPy's rule).
+  std::string dict =
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", params.size());
+  const std::size_t unpadded = 10 + dict.size() + 1;
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  const auto len = static_cast<std::uint16_t>(dict.size());
+  bytes += static_cast<char>(len & 0xff);
+  bytes += static_cast<char>(len >> 8);
+  bytes += dict;
+  const std::size_t at = bytes.size();
+  bytes.resize(at + params.size_bytes());
+  std::memcpy(bytes.data() + at, params.data(), params.size_bytes());  // x86-64: little-endian
+  return write_file_atomically(path, bytes);
+}
+
+Result<std::vector<float>> read_model_file(const fs::path& path, std::size_t count) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Error{
+        fmt::format("--model-file {}: cannot read it ({}); give the .npy file "
+                    "`stalesgd train --save-model` wrote",
+                    path.string(), std::strerror(errno))};
+  }
+  const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in),
+                                        std::istreambuf_iterator<char>()};
+  auto array = parse_npy(bytes, /*whole=*/true);
+  if (!array)
+    return Error{fmt::format("--model-file {}: {}", path.string(), array.error().message)};
+  if (array->type != NpyType::kF4 && array->type != NpyType::kF8) {
+    return Error{fmt::format("--model-file {}: holds {}, not float32 parameters", path.string(),
+                             npy_dtype_text(*array))};
+  }
+  if (array->elements != count) {
+    return Error{fmt::format(
+        "--model-file {}: holds {} parameters, the model {}; give the --model and --hidden "
+        "of the run that saved it",
+        path.string(), array->elements, count)};
+  }
+  std::vector<float> params(count);
+  if (array->type == NpyType::kF4) {
+    std::memcpy(params.data(), array->data.data(), count * sizeof(float));
+  } else {
+    for (std::size_t i = 0; i < count; ++i) {
+      double v = 0.0;
+      std::memcpy(&v, array->data.data() + i * sizeof(double), sizeof(double));
+      params[i] = static_cast<float>(v);
+    }
+  }
+  return params;
+}
+
+Status check_model_path(const fs::path& path) {
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
+    return Error{
+        fmt::format("--save-model {}: {} is not a folder this user can write in; give "
+                    "another path",
+                    path.string(), dir.string())};
+  }
+  return {};
+}
+
+}  // namespace stalesgd

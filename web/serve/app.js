@@ -1,0 +1,168 @@
+// The page of `stalesgd serve`: polls /api/runs, pulls each run's new rows from
+// /api/run/<id>/series?since=<cursor> (only what it has not seen), keeps them (updates binned to
+// a bounded count), fills the runs table and has charts.js draw (docs/serve.md).
+'use strict';
+(function () {
+  const POLL_MS = 1500;
+  const MAX_BINS = 400;  // updates kept per run, however long the run: pairs merge past this
+  const runs = new Map();
+  let order = [], groups = [], polls = 0;
+
+  function newRun(id) {
+    const run = {
+      id, cursor: '', generation: null, pulled: null, overview: null, updates: 0,
+      evals: { wall_s: [], iteration: [], test_error: [], test_loss: [] },
+      bins: [], open: null, binWidth: 1, hist: [],
+      binned() { return this.open ? this.bins.concat([this.open]) : this.bins; },
+    };
+    return run;
+  }
+
+  function clear(run) {
+    Object.assign(run, { updates: 0, bins: [], open: null, binWidth: 1, hist: [] });
+    for (const k of Object.keys(run.evals)) run.evals[k] = [];
+  }
+
+  // Each bin: the last iteration and time of its updates, and the staleness summed over their
+  // gradients (s) with the gradient count (w).
+  function addUpdates(run, u) {
+    for (let i = 0; i < u.iteration.length; i++) {
+      const b = run.open || (run.open = { i: 0, t: 0, s: 0, w: 0, count: 0 });
+      if (u.iteration[i] != null) b.i = u.iteration[i];
+      if (u.wall_s[i] != null) b.t = u.wall_s[i];
+      const k = u.n_grads[i], m = u.mean_staleness[i];
+      if (k != null && m != null) { b.s += m * k; b.w += k; }
+      if (++b.count >= run.binWidth) {
+        run.bins.push(b);
+        run.open = null;
+        if (run.bins.length > MAX_BINS) merge(run);
+      }
+    }
+    run.updates += u.iteration.length;
+  }
+
+  function merge(run) {
+    const out = [];
+    for (let j = 0; j + 1 < run.bins.length; j += 2) {
+      const a = run.bins[j], b = run.bins[j + 1];
+      out.push({ i: b.i, t: b.t, s: a.s + b.s, w: a.w + b.w, count: a.count + b.count });
+    }
+    if (run.bins.length % 2) run.open = run.bins[run.bins.length - 1];
+    run.bins = out;
+    run.binWidth *= 2;
+  }
+
+  async function getJSON(url) {
+    const r = await fetch(url, { cache: 'no-store' });
+    if (!r.ok) throw new Error(`${url}: ${r.status} ${(await r.text()).trim()}`);
+    return r.json();
+  }
+
+  async function pull(run) {
+    const path = run.id.split('/').map(encodeURIComponent).join('/');
+    for (let round = 0; round < 100; round++) {
+      const r = await getJSON(`/api/run/${path}/series?since=${run.cursor}`);
+      const generation = r.cursor.split(',')[2];
+      if (run.generation !== generation) { clear(run); run.generation = generation; }
+      for (const k of Object.keys(run.evals)) run.evals[k].push(...(r.evals[k] || []));
+      addUpdates(run, r.updates);
+      run.hist = r.staleness_histogram || [];
+      run.cursor = r.cursor;
+      if (!r.more) break;
+    }
+  }
+
+  const fmt = (v, digits) => (v == null || Number.isNaN(v) ? '—' : Number(v).toFixed(digits));
+  const fmtS = v => (v == null ? '—' : Number(v).toPrecision(4));
+  function fmtEta(s) {
+    if (s == null) return '—';
+    s = Math.round(s);
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+    return (h ? `${h}:${String(m).padStart(2, '0')}` : `${m}`) + `:${String(r).padStart(2, '0')}`;
+  }
+  function esc(s) {
+    return String(s).replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
+  }
+
+  function row(run) {
+    const o = run.overview, st = o.staleness || {};
+    const p = o.predicted, spi = o.seconds_per_iteration;
+    const ratio = p && p.seconds_per_iteration && spi ? spi / p.seconds_per_iteration : null;
+    const g = o.gradients || {};
+    const cancelled = o.cancelled_fraction == null ? '—'
+      : `${g.cancelled} (${(100 * o.cancelled_fraction).toFixed(1)}%)`;
+    const last = run.evals.test_error.length ? run.evals.test_error[run.evals.test_error.length - 1] : null;
+    const progress = o.progress == null ? '—'
+      : `<span class="bar"><span style="width:${(100 * o.progress).toFixed(1)}%"></span></span>${(100 * o.progress).toFixed(0)}%`;
+    const tr = document.createElement('tr');
+    Object.assign(tr.dataset, {
+      run: o.id, status: o.status, evals: run.evals.wall_s.length, updates: run.updates,
+      iterations: o.iterations == null ? '' : o.iterations,
+      testError: last == null ? '' : String(last), progress: o.progress == null ? '' : o.progress,
+    });
+    tr.title = o.message || '';
+    const status = o.stop_reason ? `${o.status}: ${o.stop_reason}` : o.status;
+    tr.innerHTML = [
+      `<span class="swatch" style="background:${run.color}"></span>${esc(o.label)}`,
+      `<span class="status ${esc(o.status)}">${esc(status)}</span>`,
+      progress, o.status === 'running' ? fmtEta(o.eta_s) : '—', fmt(o.wall_s, 2),
+      o.iterations == null ? '—' : o.iterations, fmt(last, 4), fmt(o.best_test_error, 4),
+      fmt(o.time_to_target_s, 2), fmtS(spi),
+      p ? `${fmtS(p.seconds_per_iteration)} (${esc(p.method || '')})` : '—', fmt(ratio, 3),
+      `${fmt(st.mean, 2)} / ${fmt(st.p95, 0)} / ${fmt(st.max, 0)}`, cancelled,
+      o.idle_fraction == null ? '—' : `${(100 * o.idle_fraction).toFixed(1)}%`,
+    ].map(c => `<td>${c}</td>`).join('');
+    return tr;
+  }
+
+  function render() {
+    const tbody = document.querySelector('#runs tbody');
+    tbody.replaceChildren(...order.map(id => row(runs.get(id))));
+    const legend = document.getElementById('legend');
+    legend.innerHTML = order.map(id => runs.get(id)).map(run =>
+      `<span class="item"><span class="swatch" style="background:${run.color}"></span>${esc(run.label)}</span>`).join('');
+    if (!window.StaleCharts.available()) return;
+    const showBands = document.getElementById('bands').checked;
+    const drawable = order.map(id => runs.get(id)).filter(r => r.overview.status !== 'pending');
+    window.StaleCharts.draw(drawable, groups, showBands);
+  }
+
+  async function poll() {
+    try {
+      const list = await getJSON('/api/runs');
+      document.getElementById('root').textContent = `${list.root} (${list.kind}, ${list.runs.length} runs)`;
+      const notice = document.getElementById('notice');
+      notice.hidden = list.chart_library && window.StaleCharts.available();
+      notice.textContent = 'The chart library (uPlot) is not fetched: run tools/setup.sh serve (npm pack uplot into data/web/uplot/), then reload.';
+      groups = list.groups;
+      const groupIndex = new Map(groups.map((g, i) => [g.name, i]));
+      order = list.runs.map(o => o.id);
+      for (const o of list.runs) {
+        if (!runs.has(o.id)) runs.set(o.id, newRun(o.id));
+        const run = runs.get(o.id);
+        const size = (groups[groupIndex.get(o.group)] || { runs: [] }).runs.length;
+        Object.assign(run, { overview: o, label: o.label, group: o.group, inBand: size > 1,
+          color: window.StaleCharts.palette[groupIndex.get(o.group) % window.StaleCharts.palette.length] });
+        const seen = JSON.stringify([o.rows, o.status]);
+        if (o.status !== 'pending' && seen !== run.pulled) {
+          await pull(run);
+          run.pulled = seen;
+        }
+      }
+      for (const id of [...runs.keys()]) if (!order.includes(id)) runs.delete(id);
+      render();
+      polls++;
+      document.body.dataset.polls = polls;
+      const running = list.runs.filter(o => o.status === 'running').length;
+      document.getElementById('state').textContent =
+        `${running} running · updated ${new Date().toLocaleTimeString()}`;
+    } catch (e) {
+      document.getElementById('state').textContent = `cannot reach stalesgd serve: ${e.message}`;
+    }
+    setTimeout(poll, POLL_MS);
+  }
+
+  document.getElementById('bands').addEventListener('change', render);
+  window.addEventListener('resize', () => render());
+  poll();
+})();
