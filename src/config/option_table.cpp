@@ -236,6 +236,39 @@ std::vector<OptionDecl> make_table() {
   t.push_back(field<&O::compute_time_s>({.name = "compute-time", .type = T::kDuration,
       .default_text = "0s", .help = "Virtual clock: the time one gradient's compute takes",
       .group = kEngineGroup}));
+  // The machine's options are left out of run.toml and an MPI rank's flags while unset.
+  t.push_back({.name = "cores", .type = T::kInteger,
+      .help = "Virtual clock: the cores the workers' compute and the server share "
+              "(docs/machine.md); default: a core each",
+      .group = kEngineGroup, .min = 1, .max = 1 << 20,
+      .set = [](O& o, const OptionValue& v) { o.cores = static_cast<int>(std::get<std::int64_t>(v)); },
+      .get = [](const O& o) -> std::optional<OptionValue> {
+        if (o.cores == 0) return std::nullopt;
+        return OptionValue{static_cast<std::int64_t>(o.cores)};
+      }});
+  t.push_back({.name = "server-time", .type = T::kString,
+      .help = "Virtual clock: the server's time per gradient and per update: "
+              "DURATION, gradient=D,update=D, or auto (measured for the model)",
+      .group = kEngineGroup,
+      .set = [](O& o, const OptionValue& v) { o.server_time = word(v); },
+      .get = [](const O& o) -> std::optional<OptionValue> {
+        if (o.server_time.empty()) return std::nullopt;
+        return OptionValue{o.server_time};
+      }});
+  t.push_back(field<&O::link>({.name = "link", .type = T::kString, .default_text = "none",
+      .help = "Virtual clock: each worker's link to the server, e.g. 'latency=1ms,bandwidth=1Gbit'",
+      .group = kEngineGroup}));
+  t.push_back(field<&O::shards>({.name = "shards", .type = T::kInteger, .default_text = "1",
+      .help = "Virtual clock: server shards S, each holding 1/S of the parameters",
+      .group = kEngineGroup, .min = 1, .max = 4096}));
+  t.push_back({.name = "machine", .type = T::kString,
+      .help = "Virtual clock: a machine file from `stalesgd calibrate` (the flags above override it)",
+      .group = kEngineGroup,
+      .set = [](O& o, const OptionValue& v) { o.machine = word(v); },
+      .get = [](const O& o) -> std::optional<OptionValue> {
+        if (o.machine.empty()) return std::nullopt;
+        return OptionValue{o.machine.string()};
+      }});
   t.push_back(field<&O::sequential>({.name = "sequential", .type = T::kSwitch,
       .default_text = "false", .help = "Plain SGD in one thread without a server (the P = 1 reference)",
       .group = kEngineGroup, .toml = false}));

@@ -1,5 +1,6 @@
 // ResolvedRun::resolve: the one place a run's options are validated and parsed.
 #include "stalesgd/config/resolved_run.hpp"
+#include "config/machine_options.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -183,11 +184,24 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
   }
   auto failures = resolve_failures(o, *delays);
   if (!failures) return failures.error();
+  auto machine = resolve_machine(o);
+  if (!machine) return machine.error();
+  if ((!machine->free() || !o.server_time.empty() || o.shards != 1 || !o.machine.empty()) &&
+      o.clock != ClockKind::kVirtual) {
+    return Error{
+        "--cores, --server-time, --link, --shards and --machine model a machine on the virtual "
+        "clock; the real clock runs on this one: add --clock virtual or drop them"};
+  }
+  if ((!machine->free() || !o.server_time.empty()) && !failures->failures.empty()) {
+    return Error{
+        "--fail is not simulated on a modelled machine yet: drop --fail or the machine flags "
+        "(docs/machine.md)"};
+  }
   o.rule.k = rule->k;
   o.model = with_defaults(o.model);
   std::shared_ptr<const LearningRate> shared_lr = std::move(lr).value();
   return ResolvedRun(std::move(o), *rule, std::move(delays).value(), std::move(shared_lr),
-                     std::move(failures).value());
+                     std::move(failures).value(), std::move(machine).value());
 }
 
 }  // namespace stalesgd

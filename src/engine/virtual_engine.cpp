@@ -14,6 +14,7 @@
 #include "output/checkpoint.hpp"
 #include "sim/event_simulator.hpp"
 #include "stalesgd/data/sampler.hpp"
+#include "stalesgd/engine/calibrate.hpp"
 #include "stalesgd/util/seed.hpp"
 #include "util/state_stream.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 
 class VirtualEngine final : public EventSimulator::Callbacks {
  public:
-  explicit VirtualEngine(RunContext& ctx)
+  VirtualEngine(RunContext& ctx, const Machine& machine)
       : ctx_(ctx),
         o_(ctx.options),
         store_(ctx.initial),
@@ -31,7 +32,7 @@ class VirtualEngine final : public EventSimulator::Callbacks {
         ws_(ctx.model->make_workspace(o_.batch)),
         grad_(ctx.model->num_params()),
         pins_(static_cast<std::size_t>(o_.workers)),
-        sim_(o_.workers, ctx.run.delays(), o_.seed, o_.delay_mode, o_.compute_time_s) {
+        sim_(o_.workers, ctx.run.delays(), o_.seed, o_.delay_mode, machine.compute_s, machine) {
     samplers_.reserve(static_cast<std::size_t>(o_.workers));
     for (int w = 0; w < o_.workers; ++w) {
       samplers_.emplace_back(ctx.data.train, o_.batch,
@@ -207,8 +208,21 @@ class VirtualEngine final : public EventSimulator::Callbacks {
 }  // namespace
 
 Result<RunRecord> train_virtual(RunContext& ctx) {
-  VirtualEngine engine(ctx);
-  return engine.run();
+  // The machine it models (docs/machine.md): messages sized by this model; --server-time auto
+  // measured here, on this machine, for this model.
+  Machine machine = ctx.run.machine();
+  machine.parameters = ctx.model->num_params();
+  if (ctx.options.server_time == "auto") {
+    auto t = measure_server_time(ctx.options, ctx.data);
+    if (!t) return t.error();
+    machine.server_gradient_s = t->gradient_s;
+    machine.server_update_s = t->update_s;
+  }
+  if (!machine.free()) ctx.logger().info("machine: {}", machine.describe());
+  VirtualEngine engine(ctx, machine);
+  auto run = engine.run();
+  if (run && !machine.free()) run->machine = machine;
+  return run;
 }
 
 }  // namespace stalesgd

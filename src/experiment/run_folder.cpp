@@ -97,7 +97,7 @@ Result<FolderRun> train_into_folder(const ResolvedRun& run, const Dataset& data,
                                 ? std::string()
                                 : fmt::format(", test error {:.4f}", r.evals.back().test_error)));
   }
-  out.theory = predict_runtime(run);
+  out.theory = predict_runtime(run, 20000, r.machine ? &*r.machine : nullptr);
   if (auto s = finish_run_outputs(*folder.journal, run, r, out.theory, out.error, io.provenance);
       !s) {
     return s.error();

@@ -7,11 +7,13 @@
 namespace stalesgd {
 
 EventSimulator::EventSimulator(int workers, const StragglerProfile& delays, std::uint64_t seed,
-                               DelayMode mode, double compute_s)
+                               DelayMode mode, double compute_s, const Machine& machine)
     : mode_(mode),
       compute_s_(compute_s),
       state_(static_cast<std::size_t>(workers)),
-      stats_(static_cast<std::size_t>(workers)) {
+      stats_(static_cast<std::size_t>(workers)),
+      machine_(machine),
+      on_machine_(!machine.free()) {
   delays_.reserve(static_cast<std::size_t>(workers));
   for (int w = 0; w < workers; ++w) {
     delays_.emplace_back(delays, w, seed);
@@ -20,6 +22,7 @@ EventSimulator::EventSimulator(int workers, const StragglerProfile& delays, std:
 }
 
 void EventSimulator::start(int w, Callbacks& callbacks) {
+  if (on_machine_) return start_on_machine(w, callbacks);
   auto& s = state_[static_cast<std::size_t>(w)];
   auto& st = stats_[static_cast<std::size_t>(w)];
   if (!s.computing) st.idle_s += now_ - s.free_since;
@@ -41,6 +44,7 @@ Status EventSimulator::run(Callbacks& callbacks) {
     schedule_crashes();
     for (const auto& s : callbacks.begin()) start(s.worker, callbacks);
   }
+  if (on_machine_) return run_on_machine(callbacks);
   while (!events_.empty()) {
     const Event e = events_.top();
     auto& s = state_[static_cast<std::size_t>(e.worker)];
@@ -83,6 +87,9 @@ void EventSimulator::carry_out(const RoundProtocol::Step& step, Callbacks& callb
     o.computing = false;
     o.free_since = now_;
     stats_[static_cast<std::size_t>(c.worker)].busy_s += now_ - o.started_at;
+    // Its compute leaves the cores (the job in the queue is void by its generation).
+    if (o.phase == WorkerState::Phase::kCompute) --cpu_active_;
+    o.phase = WorkerState::Phase::kIdle;
     callbacks.on_cancel(now_, c.worker);
   }
   for (const auto& c : step.start) {
@@ -116,6 +123,7 @@ void EventSimulator::save(StateWriter& out) const {
     out.f64(st.idle_s);
     delays_[w].save(out);
   }
+  if (on_machine_) save_machine(out);
 }
 
 void EventSimulator::load(StateReader& in) {
@@ -136,7 +144,7 @@ void EventSimulator::load(StateReader& in) {
     e.worker = static_cast<int>(w);
     e.generation = in.u64();
     const std::uint64_t what = in.u64();
-    if (what > static_cast<std::uint64_t>(Event::What::kHangFound)) in.fail("an unknown event");
+    if (what > static_cast<std::uint64_t>(Event::What::kPhaseEnd)) in.fail("an unknown event");
     e.what = static_cast<Event::What>(what);
     events_.push(e);
   }
@@ -152,6 +160,7 @@ void EventSimulator::load(StateReader& in) {
     st.idle_s = in.f64();
     delays_[w].load(in);
   }
+  if (on_machine_ && in.ok()) load_machine(in);
   resumed_ = in.ok();
 }
 

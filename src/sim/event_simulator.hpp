@@ -5,16 +5,25 @@
 // the cut ones. The virtual-time engine answers with real gradients (ServerCore); the runtime
 // theory's Monte Carlo with the bare protocol (no gradients).
 //
+// On a machine other than the free one (stalesgd/machine/machine.hpp; machine_clock.cpp) a
+// minibatch is a chain of phases: the parameters cross the link, the compute C shares the cores
+// with the other workers and the server (processor sharing), the delay X runs beside it (pad) or
+// after it (add), the gradient crosses the link and waits its turn at the server, whose time per
+// gradient and per update also runs on the shared cores. The protocol hears of the arrival when
+// the server has taken the gradient in.
+//
 // Thread safety: single-threaded by design.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <queue>
 #include <span>
 #include <vector>
 
 #include "rules/round_protocol.hpp"
+#include "stalesgd/machine/machine.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/straggler/delay_mode.hpp"
 #include "stalesgd/straggler/failure_plan.hpp"
@@ -46,8 +55,9 @@ class EventSimulator {
     }
   };
 
+  // `compute_s` is C; on a machine that is not free() it runs on the machine's cores.
   EventSimulator(int workers, const StragglerProfile& delays, std::uint64_t seed, DelayMode mode,
-                 double compute_s);
+                 double compute_s, const Machine& machine = {});
 
   // Failed workers (docs/rules.md, "Failed workers"; event_simulator_failures.cpp), before
   // run(). A worker that crashes at t delivers nothing from t on, and on_failure is called at
@@ -69,10 +79,12 @@ class EventSimulator {
   const std::vector<WorkerRecord>& workers() const { return stats_; }
   // When worker w's minibatch in flight (or its last one) started.
   double started_at(int w) const { return state_[static_cast<std::size_t>(w)].started_at; }
+  // The simulated seconds the server has been busy so far (0 on the free machine).
+  double server_busy_s() const;
 
  private:
   struct Event {
-    enum class What { kArrival, kCrash, kHangFound };
+    enum class What { kArrival, kCrash, kHangFound, kPhaseEnd };
     double t;
     std::uint64_t seq;  // tie-breaker: scheduling order
     int worker;
@@ -87,6 +99,26 @@ class EventSimulator {
     double free_since = 0.0;   // when its last minibatch ended (idle until the next starts)
     double crash_at = kNever;  // inject()
     double hang_at = kNever;
+    // The machine model's phases of the minibatch in flight (machine_clock.cpp).
+    enum class Phase : std::uint8_t { kIdle, kDownload, kCompute, kSleep, kUpload, kQueued };
+    Phase phase = Phase::kIdle;
+    double delay_x = 0.0;      // its delay sample
+    double sleep_until = 0.0;  // pad: when X, counted from the compute's start, ends
+  };
+  using Phase = WorkerState::Phase;
+  // A job on the shared cores: a worker's compute, or the server's (worker -1).
+  struct CpuJob {
+    double target;  // the cores' attained service at which it is done
+    std::uint64_t seq;
+    int worker;
+    std::uint64_t generation;
+    bool operator>(const CpuJob& o) const {
+      return target != o.target ? target > o.target : seq > o.seq;
+    }
+  };
+  struct Queued {
+    int worker;
+    std::uint64_t generation;
   };
   static constexpr double kNever = std::numeric_limits<double>::infinity();
 
@@ -98,6 +130,23 @@ class EventSimulator {
   // A crash or a hang found (event_simulator_failures.cpp).
   Status fail(const Event& e, Callbacks& callbacks);
 
+  // The machine model (machine_clock.cpp).
+  Status run_on_machine(Callbacks& callbacks);
+  void start_on_machine(int w, Callbacks& callbacks);
+  void begin_compute(int w);
+  void compute_done(int w);
+  void begin_upload(int w);
+  void at_server(int w);
+  void serve_next();
+  Status server_done(Callbacks& callbacks);
+  void timer(double at, int w);
+  void cpu_start(int worker, std::uint64_t generation, double work);
+  double cpu_rate() const;
+  double next_cpu_done();  // drops void jobs first
+  double transfer(double& nic_free);
+  void save_machine(StateWriter& out) const;
+  void load_machine(StateReader& in);
+
   DelayMode mode_;
   double compute_s_;
   std::vector<DelaySampler> delays_;
@@ -108,6 +157,20 @@ class EventSimulator {
   double now_ = 0.0;
   double hang_timeout_s_ = 0.0;  // inject()
   bool resumed_ = false;         // load() restored a run in progress
+
+  Machine machine_;
+  bool on_machine_ = false;  // !machine_.free()
+  std::priority_queue<CpuJob, std::vector<CpuJob>, std::greater<>> cpu_;
+  int cpu_active_ = 0;        // jobs on the cores
+  double served_ = 0.0;       // attained service of every job on the cores since t = 0
+  std::deque<Queued> queue_;  // gradients waiting for the server
+  enum class Server : std::uint8_t { kIdle, kGradient, kUpdate };
+  Server server_ = Server::kIdle;
+  int serving_ = -1;                         // the worker whose gradient it takes in
+  std::vector<RoundProtocol::Start> after_;  // the step carried out once the update is applied
+  double nic_out_free_ = 0.0;                // the server's side of the links: parameters out
+  double nic_in_free_ = 0.0;                 // and gradients in
+  double busy_s_ = 0.0, busy_since_ = 0.0;   // the server's busy time
 };
 
 }  // namespace stalesgd

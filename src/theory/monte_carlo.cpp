@@ -115,16 +115,15 @@ int monte_carlo_chunks(int workers, std::uint64_t iterations) {
 Result<MonteCarloEstimate> monte_carlo_runtime(const RuleConfig& config,
                                                const StragglerProfile& profile,
                                                std::uint64_t iterations, std::uint64_t seed,
-                                               DelayMode mode, double compute_s) {
+                                               DelayMode mode, double compute_s,
+                                               const Machine& machine) {
   return monte_carlo_runtime_in_chunks(config, profile, iterations, seed, mode, compute_s,
-                                       monte_carlo_chunks(config.workers, iterations));
+                                       monte_carlo_chunks(config.workers, iterations), machine);
 }
 
-Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(const RuleConfig& config,
-                                                         const StragglerProfile& profile,
-                                                         std::uint64_t iterations,
-                                                         std::uint64_t seed, DelayMode mode,
-                                                         double compute_s, int chunks) {
+Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(
+    const RuleConfig& config, const StragglerProfile& profile, std::uint64_t iterations,
+    std::uint64_t seed, DelayMode mode, double compute_s, int chunks, const Machine& machine) {
   const int workers = config.workers;
   if (iterations < kBatches) iterations = kBatches;
   if (auto s = check_monte_carlo_size(workers, iterations); !s) return s.error();
@@ -139,6 +138,7 @@ Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(const RuleConfig& confi
     double staleness_sum = 0.0;
     double accepted = 0.0;
     double fresh = 0.0;
+    double busy_s = 0.0, elapsed_s = 0.0;  // the server's, over the whole chunk
     std::optional<Error> error;
   };
   std::vector<Chunk> out(static_cast<std::size_t>(chunks));
@@ -158,8 +158,8 @@ Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(const RuleConfig& confi
       return;
     }
     // Chunk 0's stream is the one a single simulation used before the chunks.
-    EventSimulator sim(workers, profile, derive_seed(seed, SeedStream::kTheory, c), mode,
-                       compute_s);
+    EventSimulator sim(workers, profile, derive_seed(seed, SeedStream::kTheory, c), mode, compute_s,
+                       machine);
     if (auto s = sim.run(*callbacks); !s) {
       chunk.error = s.error();
       return;
@@ -176,14 +176,19 @@ Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(const RuleConfig& confi
     chunk.staleness_sum = callbacks->staleness_sum();
     chunk.accepted = callbacks->accepted();
     chunk.fresh = callbacks->fresh();
+    chunk.busy_s = sim.server_busy_s();
+    chunk.elapsed_s = t.empty() ? 0.0 : t.back();
   });
   // Combined in chunk order, whichever thread ran which chunk.
   std::vector<double> means;
   double staleness_sum = 0.0;
   double accepted = 0.0;
   double fresh = 0.0;
+  double busy_s = 0.0, elapsed_s = 0.0;
   for (const Chunk& chunk : out) {
     if (chunk.error) return *chunk.error;
+    busy_s += chunk.busy_s;
+    elapsed_s += chunk.elapsed_s;
     means.insert(means.end(), chunk.means.begin(), chunk.means.end());
     staleness_sum += chunk.staleness_sum;
     accepted += chunk.accepted;
@@ -201,6 +206,7 @@ Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(const RuleConfig& confi
   est.iterations = per_batch * kBatches;
   est.mean_staleness = accepted > 0.0 ? staleness_sum / accepted : 0.0;
   est.fresh_fraction = accepted > 0.0 ? fresh / accepted : 1.0;
+  est.server_utilization = elapsed_s > 0.0 ? busy_s / elapsed_s : 0.0;
   return est;
 }
 

@@ -17,10 +17,8 @@ int monte_carlo_chunks(int workers, std::uint64_t iterations);
 // the 32 batches), chunk c seeded from (seed, c), each simulating its warm-up and 32 / chunks
 // batches as a oneTBB task. With 1 chunk: one simulation on the calling thread, the estimate
 // monte_carlo_runtime gave before the chunks.
-Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(const RuleConfig& rule,
-                                                         const StragglerProfile& profile,
-                                                         std::uint64_t iterations,
-                                                         std::uint64_t seed, DelayMode mode,
-                                                         double compute_s, int chunks);
+Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(
+    const RuleConfig& rule, const StragglerProfile& profile, std::uint64_t iterations,
+    std::uint64_t seed, DelayMode mode, double compute_s, int chunks, const Machine& machine = {});
 
 }  // namespace stalesgd

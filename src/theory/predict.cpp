@@ -8,14 +8,18 @@ const char* to_string(PredictionMethod method) {
 }
 
 std::optional<RuntimePrediction> predict_runtime(const ResolvedRun& run,
-                                                 std::uint64_t mc_iterations) {
+                                                 std::uint64_t mc_iterations,
+                                                 const Machine* modelled) {
   const auto& o = run.options();
   if (o.sequential) return std::nullopt;
   const StragglerProfile& profile = run.delays();
   const Distribution* iid = profile.iid();
-  if (iid != nullptr && !(iid->mean() > 0.0)) return std::nullopt;
+  const Machine& machine = modelled != nullptr ? *modelled : run.machine();
+  const bool free = machine.free() && o.server_time.empty();
+  if (free && iid != nullptr && !(iid->mean() > 0.0)) return std::nullopt;
   std::optional<ClosedForm> closed;
-  if (iid != nullptr) closed = closed_form_runtime(run.rule(), *iid);
+  // The paper's closed forms are the free machine's.
+  if (free && iid != nullptr) closed = closed_form_runtime(run.rule(), *iid);
   RuntimePrediction p;
   if (closed && !closed->upper_bound) {
     p.seconds_per_iteration = closed->seconds;
@@ -25,7 +29,7 @@ std::optional<RuntimePrediction> predict_runtime(const ResolvedRun& run,
   // Monte Carlo as well, for its staleness estimate and interval, even where a closed form is
   // exact.
   auto mc = monte_carlo_runtime(run.rule(), profile, mc_iterations, o.seed, o.delay_mode,
-                                o.clock == ClockKind::kVirtual ? o.compute_time_s : 0.0);
+                                o.clock == ClockKind::kVirtual ? machine.compute_s : 0.0, machine);
   if (mc) p.monte_carlo = *mc;
   if (!closed || closed->upper_bound) {
     if (!mc) return std::nullopt;

@@ -52,6 +52,11 @@ const std::map<std::string, std::pair<std::string, std::string>>& samples() {
       {"server", {"thread", "\"thread\""}},
       {"engine", {"mpi", "\"mpi\""}},
       {"compute-time", {"2ms", "\"2ms\""}},
+      {"cores", {"4", "4"}},
+      {"server-time", {"20us", "\"20us\""}},
+      {"link", {"latency=1ms", "\"latency=1ms\""}},
+      {"shards", {"4", "4"}},
+      {"machine", {"/tmp/m.json", "\"/tmp/m.json\""}},
       {"eval-every", {"250ms", "\"250ms\""}},
       {"eval-samples", {"1000", "1000"}},
       {"holdout", {"5000", "5000"}},
@@ -98,9 +103,11 @@ TEST_CASE("option table: the default texts parse to TrainerOptions' defaults", "
     CHECK(d.get(o) == d.get(defaults));
   }
   // K = 0 is "the rule's own", hidden's 128 is mlp's alone, s and b belong to ssp and backup
-  // alone, and --out has none.
+  // alone, --out has none, and the machine's cores, server time and file are the free
+  // machine's until given.
   CHECK(without_default == std::set<std::string>{"k", "hidden", "staleness-bound", "backups", "out",
-                                                 "resume", "save-model"});
+                                                 "resume", "save-model", "cores", "server-time",
+                                                 "machine"});
 }
 
 TEST_CASE(
@@ -126,6 +133,9 @@ TEST_CASE(
   mlp.model.name = "mlp";
   mlp.rule.staleness_bound = 0;
   mlp.rule.backups = 0;
+  mlp.cores = 2;
+  mlp.server_time = "20us";
+  mlp.machine = "m.json";
   for (const auto& o : {TrainerOptions{}, mlp}) {
     const auto j = options_to_json(o);
     for (const auto& [key, value] : j.items()) {

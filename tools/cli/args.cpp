@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
 #include "cli/man_page.hpp"
+#include "cli/theory_machine.hpp"
 // The option table is internal to the library (src/); the CLI target sees include/ only.
 #include "config/option_table.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
@@ -43,6 +44,9 @@ std::string usage() {
       "  stalesgd theory --rule R --workers P --k K --delay SPEC [--samples N] [--json]\n"
       "  stalesgd theory --error --model softmax --l2 1e-3 --rule R --delay SPEC [--budget T,...]\n"
       "  stalesgd theory --fit RUN_DIR [--rule R --k K] [--samples N] [--json]\n"
+      "  stalesgd theory ... [--cores N] [--server-time auto|D] [--link SPEC] [--shards S]\n"
+      "                  [--machine FILE] (a machine past the free one: docs/machine.md)\n"
+      "  stalesgd calibrate --model M --out FILE [--dataset D] [--batch B]\n"
       "  stalesgd race   --config experiments/FILE.toml --out DIR [--dry-run] [--force | "
       "--resume]\n"
       "                  [--set KEY=VALUE ...] [--only PATTERN ...] [--data-dir DIR] [--jobs N]\n"
@@ -224,6 +228,16 @@ int theory_command(int argc, char** argv) {
       ("json", "Print JSON instead of a table")
       ("error", "Predict error against wallclock instead (see `stalesgd theory --error --help`)")
       ("fit", "RUN_DIR: fit its minibatch durations (gradients.csv) and predict every rule from the fit", cxxopts::value<std::string>())
+      ("cores", "The machine (docs/machine.md): cores the workers and the server share (default: a core each)", cxxopts::value<int>())
+      ("server-time", "The server's time per gradient and per update: DURATION, gradient=D,update=D or auto (needs --model)", cxxopts::value<std::string>())
+      ("link", "Each worker's link, e.g. 'latency=1ms,bandwidth=1Gbit' (a bandwidth needs --model or --machine)", cxxopts::value<std::string>())
+      ("shards", "Server shards S, each 1/S of the parameters", cxxopts::value<int>())
+      ("machine", "A machine file from `stalesgd calibrate` (the flags override it)", cxxopts::value<std::string>())
+      ("compute-time", "C: one gradient's compute, on the machine's cores (default: the machine file's, else 0s)", cxxopts::value<std::string>())
+      ("model", "The model that sizes the link's messages and that --server-time auto measures", cxxopts::value<std::string>())
+      ("dataset", "Its data set (for --model)", cxxopts::value<std::string>()->default_value("mnist"))
+      ("data-dir", "Where the data set is", cxxopts::value<std::string>()->default_value("data"))
+      ("saturation-max", "The largest P the server's saturation scan tries", cxxopts::value<int>()->default_value("1024"))
       ("h,help", "Show this help");
   // clang-format on
   add_logging_options(options);
@@ -267,6 +281,7 @@ int theory_command(int argc, char** argv) {
       return fail(fmt::format("--samples {} is too few; use at least 100", a.samples), 2);
     a.seed = r["seed"].as<std::uint64_t>();
     a.json = r.count("json") > 0;
+    if (auto s = theory_machine_flags(r, a); !s) return fail(s.error().message, 2);
     return run_theory(a);
   } catch (const cxxopts::exceptions::exception& e) {
     return usage_error("theory", e);
@@ -298,6 +313,7 @@ int run_cli(int argc, char** argv) {
   if (command == "theory") return theory_command(argc - 1, argv + 1);
   if (command == "race") return race_command(argc - 1, argv + 1, command_line);
   if (command == "eval") return eval_command(argc - 1, argv + 1);
+  if (command == "calibrate") return calibrate_command(argc - 1, argv + 1);
   if (command == "serve") return serve_command(argc - 1, argv + 1);
   return fail(fmt::format("unknown command '{}'; run `stalesgd --help` for the commands", command),
               2);

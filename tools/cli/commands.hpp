@@ -52,7 +52,14 @@ struct TheoryArgs {
   std::uint64_t samples = 20000;  // simulated iterations per Monte-Carlo estimate
   std::uint64_t seed = 1;
   bool json = false;
+  // The machine (docs/machine.md): the options' fields that train --clock virtual reads too
+  // (cores, server_time, link, shards, machine, compute_time_s, model, dataset, data_dir).
+  TrainerOptions machine;
+  int saturation_max = 1024;  // --saturation-max: the largest P the saturation scan tries
 };
+
+// `stalesgd calibrate` (calibrate_command.cpp): a machine file for --machine (docs/machine.md).
+int calibrate_command(int argc, char** argv);
 
 // `stalesgd theory`: closed form and Monte-Carlo E[T] per iteration, and E[T_sync]/E[T_async].
 int run_theory(const TheoryArgs& args);

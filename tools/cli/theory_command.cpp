@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/theory_machine.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
@@ -16,24 +17,34 @@ namespace {
 // One row: the closed form where there is one, and the Monte Carlo, whose error is the
 // command's (run_theory checked --samples first, so only a failed allocation is left).
 Result<nlohmann::json> cell(const RuleConfig& rule, const StragglerProfile& profile,
-                            const TheoryArgs& args) {
+                            const TheoryArgs& args, const Machine& machine,
+                            bool server_table = true) {
   nlohmann::json j;
   j["rule"] = rule.name();
   j["k"] = rule.k;
   if (rule.rule == "ssp") j["staleness_bound"] = rule.staleness_bound;
-  if (const Distribution* x = profile.iid()) {
+  // The paper's closed forms are the free machine's, without compute time.
+  const bool modelled = !machine.free() || machine.compute_s > 0.0;
+  if (const Distribution* x = profile.iid(); x != nullptr && !modelled) {
     if (auto c = closed_form_runtime(rule, *x)) {
       j["closed_form"] = {{"seconds_per_iteration", c->seconds},
                           {"formula", c->formula},
                           {"upper_bound", c->upper_bound}};
     }
   }
-  auto mc = monte_carlo_runtime(rule, profile, args.samples, args.seed, args.delay_mode);
+  auto mc = monte_carlo_runtime(rule, profile, args.samples, args.seed, args.delay_mode,
+                                machine.compute_s, machine);
   if (!mc) return mc.error();
   j["monte_carlo"] = {{"seconds_per_iteration", mc->seconds},
                       {"ci95", mc->ci95},
                       {"iterations", mc->iterations},
                       {"mean_staleness", mc->mean_staleness}};
+  if (!machine.free()) j["monte_carlo"]["server_utilization"] = mc->server_utilization;
+  if (!machine.free() && server_table) {
+    auto server = server_rows(rule, profile, args, machine);
+    if (!server) return server.error();
+    j["server"] = std::move(server).value();
+  }
   return j;
 }
 
@@ -52,7 +63,10 @@ int run_theory(const TheoryArgs& args) {
   }
   auto profile = StragglerProfile::parse(args.delay, args.workers);
   if (!profile) return fail(profile.error().message, 2);
-  if (profile->iid() != nullptr && !(profile->iid()->mean() > 0.0)) {
+  auto machine = theory_machine(args);
+  if (!machine) return fail(machine.error().message, 2);
+  const bool modelled = !machine->free() || machine->compute_s > 0.0;
+  if (!modelled && profile->iid() != nullptr && !(profile->iid()->mean() > 0.0)) {
     return fail(fmt::format("delay spec '{}' has no positive mean delay, so every rule takes no "
                             "time; give e.g. --delay exp:mean=20ms",
                             args.delay),
@@ -82,16 +96,30 @@ int run_theory(const TheoryArgs& args) {
   out["workers"] = args.workers;
   out["delay"] = args.delay;
   out["delay_mode"] = to_string(args.delay_mode);
+  if (modelled) {
+    out["machine"] = {{"describe", machine->describe()},
+                      {"cores", machine->cores},
+                      {"server_gradient_s", machine->server_gradient_s},
+                      {"server_update_s", machine->server_update_s},
+                      {"shards", machine->shards},
+                      {"link_latency_s", machine->link.latency_s},
+                      {"link_bandwidth_bps", machine->link.bandwidth_bps},
+                      {"compute_s", machine->compute_s},
+                      {"parameters", machine->parameters},
+                      {"model", machine->model}};
+    out["saturation_max"] = args.saturation_max;
+  }
   out["rules"] = nlohmann::json::array();
   for (const auto& rule : rules) {
-    auto c = cell(rule, *profile, args);
+    auto c = cell(rule, *profile, args, *machine);
     if (!c) return fail(c.error().message);
     out["rules"].push_back(std::move(c).value());
   }
   // E[T_sync] / E[T_async]: P H_P for exponential delays (docs/theory.md).
-  auto sync_cell = cell({"sync", args.workers, args.workers}, *profile, args);
+  // The ratio's cells need no server table.
+  auto sync_cell = cell({"sync", args.workers, args.workers}, *profile, args, *machine, false);
   if (!sync_cell) return fail(sync_cell.error().message);
-  auto async_cell = cell({"async", args.workers, 1}, *profile, args);
+  auto async_cell = cell({"async", args.workers, 1}, *profile, args, *machine, false);
   if (!async_cell) return fail(async_cell.error().message);
   const nlohmann::json& sync = *sync_cell;
   const nlohmann::json& async = *async_cell;
@@ -112,8 +140,12 @@ int run_theory(const TheoryArgs& args) {
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  fmt::print("P = {}, delay {} ({}), Monte Carlo: {} iterations per cell, seed {}\n\n",
-             args.workers, args.delay, to_string(args.delay_mode), args.samples, args.seed);
+  fmt::print("P = {}, delay {} ({}), Monte Carlo: {} iterations per cell, seed {}\n", args.workers,
+             args.delay, to_string(args.delay_mode), args.samples, args.seed);
+  if (modelled) {
+    fmt::print("machine: {} (docs/machine.md): Monte Carlo only\n", machine->describe());
+  }
+  fmt::print("\n");
   fmt::print("{:<14} {:>4}  {:>14}  {:>22}  {:>9}  {}\n", "rule", "K", "closed form s",
              "monte carlo s (95% CI)", "staleness", "formula");
   for (const auto& c : out["rules"]) {
@@ -137,6 +169,7 @@ int run_theory(const TheoryArgs& args) {
   if (ratio.contains("monte_carlo"))
     fmt::print("monte carlo {:.3f}, ", ratio["monte_carlo"].get<double>());
   fmt::print("P H_P = {:.3f} (the exponential case)\n", ratio["p_h_p"].get<double>());
+  if (!machine->free()) print_server_table(out);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "stalesgd/config/trainer_options.hpp"
 #include "stalesgd/lr/learning_rate.hpp"
+#include "stalesgd/machine/machine.hpp"
 #include "stalesgd/rules/rule.hpp"
 #include "stalesgd/straggler/failure_plan.hpp"
 #include "stalesgd/straggler/profile.hpp"
@@ -37,21 +38,26 @@ class ResolvedRun {
   const LearningRate& learning_rate() const { return *lr_; }
   // The workers --fail makes fail (empty without --fail).
   const FailurePlan& failures() const { return failures_; }
+  // The machine the virtual clock models (the free one unless a machine flag says otherwise);
+  // its compute_s is the effective --compute-time. `parameters` is the engine's to fill in.
+  const Machine& machine() const { return machine_; }
 
  private:
   ResolvedRun(TrainerOptions options, RuleConfig rule, StragglerProfile delays,
-              std::shared_ptr<const LearningRate> lr, FailurePlan failures)
+              std::shared_ptr<const LearningRate> lr, FailurePlan failures, Machine machine)
       : options_(std::move(options)),
         rule_(rule),
         delays_(std::move(delays)),
         lr_(std::move(lr)),
-        failures_(std::move(failures)) {}
+        failures_(std::move(failures)),
+        machine_(std::move(machine)) {}
 
   TrainerOptions options_;
   RuleConfig rule_;
   StragglerProfile delays_;
   std::shared_ptr<const LearningRate> lr_;
   FailurePlan failures_;
+  Machine machine_;
 };
 
 }  // namespace stalesgd

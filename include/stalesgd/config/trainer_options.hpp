@@ -62,6 +62,13 @@ struct TrainerOptions {
   // --- Engine and measurement.
   ClockKind clock = ClockKind::kReal;  // real threads and sleeps, or a discrete-event clock
   double compute_time_s = 0.0;         // virtual clock: seconds one gradient's compute takes
+  // The machine the virtual clock models (stalesgd/machine/machine.hpp, docs/machine.md); the
+  // defaults are the paper's free machine. Flags override a --machine file's values.
+  int cores = 0;                  // --cores N; 0: a core per worker and for the server
+  std::string server_time;        // --server-time auto|DURATION|gradient=D,update=D; "": none
+  std::string link = "none";      // --link 'latency=1ms,bandwidth=1Gbit'
+  int shards = 1;                 // --shards S: server shards, each 1/S of the parameters
+  std::filesystem::path machine;  // --machine FILE: written by `stalesgd calibrate`
   ServerPlacement server = ServerPlacement::kInline;  // real clock: where the server runs
   EngineKind engine = EngineKind::kThread;  // --engine mpi: P = (ranks - 1) * workers_per_rank
   int workers_per_rank = 1;                 // --engine mpi: worker threads per worker rank

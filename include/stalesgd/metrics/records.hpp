@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "stalesgd/machine/machine.hpp"
+
 namespace stalesgd {
 
 // Why a run ended: the first budget reached, or what cut it short.
@@ -115,7 +117,10 @@ struct RunRecord {
   bool output_failed = false;     // with "failed": an output write failed (not a bug in a thread)
   std::size_t evals_skipped = 0;  // snapshots skipped while the evaluation backlog was full
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
-  std::size_t param_buffers = 0;           // parameter versions held at the peak (memory)
+  // The virtual clock's machine as modelled (messages sized, --server-time auto measured);
+  // nullopt on the free machine and the real clock (docs/machine.md).
+  std::optional<Machine> machine;
+  std::size_t param_buffers = 0;  // parameter versions held at the peak (memory)
   std::size_t num_params = 0;
   std::size_t eval_test_samples = 0;   // test samples each evaluation used
   std::size_t eval_train_samples = 0;  // training samples of each evaluation's train loss

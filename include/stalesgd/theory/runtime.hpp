@@ -9,6 +9,7 @@
 #include <string>
 
 #include "stalesgd/config/resolved_run.hpp"
+#include "stalesgd/machine/machine.hpp"
 #include "stalesgd/rules/rule.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/delay_mode.hpp"
@@ -31,6 +32,8 @@ struct MonteCarloEstimate {
   // The share of applied gradients computed on the parameters they were applied to (staleness
   // 0): the error theory's p0 for the rule's own arrival process (docs/theory.md, "Error").
   double fresh_fraction = 1.0;
+  // The share of the simulated time the server was busy (0 on the free machine).
+  double server_utilization = 0.0;
 };
 
 // Simulates `iterations` updates of the rule (after a warm-up of 10 P updates) on the
@@ -41,7 +44,7 @@ Result<MonteCarloEstimate> monte_carlo_runtime(const RuleConfig& rule,
                                                const StragglerProfile& profile,
                                                std::uint64_t iterations, std::uint64_t seed,
                                                DelayMode mode = DelayMode::kPad,
-                                               double compute_s = 0.0);
+                                               double compute_s = 0.0, const Machine& machine = {});
 
 // The Monte Carlo keeps the time of every update: 8 bytes for each of the 10 P + `iterations`
 // updates. Refuses, naming --samples and the largest count that fits, a count over
@@ -67,9 +70,12 @@ struct RuntimePrediction {
 };
 
 // The closed form where it is exact, else Monte Carlo with `mc_iterations` updates (per-minibatch
-// time X only; the virtual clock's --compute-time is modelled). nullopt for the sequential
-// trainer and for delays with no positive mean.
+// time X only; the virtual clock's --compute-time and machine are modelled, and on a machine
+// that is not free only the Monte Carlo is). nullopt for the sequential trainer and for delays
+// with no positive mean on the free machine.
+// `modelled` is the machine the run modelled (RunRecord::machine), else run.machine().
 std::optional<RuntimePrediction> predict_runtime(const ResolvedRun& run,
-                                                 std::uint64_t mc_iterations = 20000);
+                                                 std::uint64_t mc_iterations = 20000,
+                                                 const Machine* modelled = nullptr);
 
 }  // namespace stalesgd

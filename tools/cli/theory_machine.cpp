@@ -1,0 +1,151 @@
+// `stalesgd theory` on a machine other than the free one (docs/machine.md): the machine from
+// --machine and the flags, --server-time auto measured for --model, the P at which each rule's
+// server saturates, and what S server shards buy.
+#include "cli/theory_machine.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "config/machine_options.hpp"
+#include "stalesgd/data/catalog.hpp"
+#include "stalesgd/engine/calibrate.hpp"
+#include "stalesgd/model/model.hpp"
+#include "stalesgd/straggler/duration.hpp"
+
+namespace stalesgd::cli {
+namespace {
+
+constexpr double kSaturated = 0.9;  // server busy this share of the time
+constexpr std::uint64_t kScanSamples = 2000;
+
+// The rule spec at P workers: sync keeps K = P, the others their K (at most P).
+Result<RuleConfig> at_workers(const RuleConfig& rule, int workers) {
+  if (rule.backup) {  // b = P - K backups, as many as P allows
+    return resolve_rule({"backup", 0, -1, std::min(rule.workers - rule.k, workers - 1)}, workers);
+  }
+  const bool every = rule.rule == "sync" || rule.rule == "async" || rule.rule == "ssp";
+  return resolve_rule(
+      {rule.rule, every ? 0 : std::min(rule.k, workers),
+       rule.rule == "ssp" ? rule.staleness_bound : -1, -1},
+      workers);
+}
+
+}  // namespace
+
+Status theory_machine_flags(const cxxopts::ParseResult& r, TheoryArgs& args) {
+  TrainerOptions& o = args.machine;
+  o.model.name.clear();
+  if (r.count("cores")) {
+    o.cores = r["cores"].as<int>();
+    if (o.cores < 1) return Error{fmt::format("--cores {} must be at least 1", o.cores)};
+  }
+  if (r.count("server-time")) o.server_time = r["server-time"].as<std::string>();
+  if (r.count("link")) o.link = r["link"].as<std::string>();
+  if (r.count("shards")) o.shards = r["shards"].as<int>();
+  if (r.count("machine")) o.machine = r["machine"].as<std::string>();
+  if (r.count("model")) o.model.name = r["model"].as<std::string>();
+  if (r.count("compute-time")) {
+    auto c = parse_duration(r["compute-time"].as<std::string>());
+    if (!c) return Error{"--compute-time: " + c.error().message};
+    o.compute_time_s = *c;
+  }
+  o.dataset = r["dataset"].as<std::string>();
+  o.data_dir = r["data-dir"].as<std::string>();
+  args.saturation_max = r["saturation-max"].as<int>();
+  if (args.saturation_max < 1 || args.saturation_max > 4096) {
+    return Error{fmt::format("--saturation-max {} is out of range; use 1 to 4096",
+                             args.saturation_max)};
+  }
+  return {};
+}
+
+Result<Machine> theory_machine(const TheoryArgs& args) {
+  const TrainerOptions& o = args.machine;
+  auto m = resolve_machine(o);
+  if (!m) return m.error();
+  const bool measure = o.server_time == "auto";
+  const bool sized = m->parameters > 0;
+  if ((measure || (!sized && m->link.bandwidth_bps > 0.0)) && o.model.name.empty()) {
+    return Error{
+        measure ? "--server-time auto measures the server for a model: give --model M"
+                : "--link's bandwidth needs the size of a message: give --model M or --machine "
+                  "FILE"};
+  }
+  if (o.model.name.empty()) return m;
+  if (!is_model_name(o.model.name)) return Error{unknown_model_message(o.model.name)};
+  auto data = load_dataset(o.dataset, o.data_dir);
+  if (!data) return data.error();
+  auto model = make_model(with_defaults(o.model), data->train.shape, data->num_classes);
+  if (!model) return model.error();
+  m->parameters = (*model)->num_params();
+  if (m->model.empty()) m->model = o.model.name;
+  if (measure) {
+    auto t = measure_server_time(o, *data);
+    if (!t) return t.error();
+    m->server_gradient_s = t->gradient_s;
+    m->server_update_s = t->update_s;
+  }
+  return m;
+}
+
+Result<nlohmann::json> server_rows(const RuleConfig& rule, const StragglerProfile& profile,
+                                   const TheoryArgs& args, const Machine& machine) {
+  nlohmann::json j;
+  // The smallest P = 1, 2, 4, ... at which the server is busy 90% of the time.
+  j["saturation_workers"] = nullptr;
+  for (int p = 1; p <= args.saturation_max; p *= 2) {
+    auto r = at_workers(rule, p);
+    if (!r) continue;  // a K the rule cannot take at this P
+    auto scaled = StragglerProfile::parse(args.delay, p);
+    if (!scaled) return scaled.error();
+    auto mc = monte_carlo_runtime(*r, *scaled, kScanSamples, args.seed, args.delay_mode,
+                                  machine.compute_s, machine);
+    if (!mc) return mc.error();
+    if (mc->server_utilization >= kSaturated) {
+      j["saturation_workers"] = p;
+      break;
+    }
+  }
+  // Updates per second at this P with S shards.
+  j["shards"] = nlohmann::json::array();
+  double base = 0.0;
+  for (int s : {1, 2, 4, 8, 16}) {
+    Machine sharded = machine;
+    sharded.shards = s;
+    auto mc = monte_carlo_runtime(rule, profile, args.samples, args.seed, args.delay_mode,
+                                  machine.compute_s, sharded);
+    if (!mc) return mc.error();
+    const double rate = 1.0 / mc->seconds;
+    if (s == 1) base = rate;
+    j["shards"].push_back({{"shards", s},
+                           {"updates_per_s", rate},
+                           {"speedup", rate / base},
+                           {"server_utilization", mc->server_utilization}});
+  }
+  (void)profile;
+  return j;
+}
+
+void print_server_table(const nlohmann::json& out) {
+  fmt::print("\nServer on {} (docs/machine.md): P at which the server is busy {:.0f}% of the "
+             "time, and updates/s at P = {} with S shards\n",
+             out["machine"]["describe"].get<std::string>(), 100 * kSaturated,
+             out["workers"].get<int>());
+  fmt::print("{:<14} {:>4}  {:>10}  {:>11}  {:>8}  {:>8}  {:>8}  {:>8}\n", "rule", "K",
+             "saturates", "S=1 upd/s", "S=2", "S=4", "S=8", "S=16");
+  for (const auto& c : out["rules"]) {
+    const auto& srv = c["server"];
+    const std::string sat = srv["saturation_workers"].is_null()
+                                ? fmt::format("> {}", out["saturation_max"].get<int>())
+                                : fmt::format("P = {}", srv["saturation_workers"].get<int>());
+    fmt::print("{:<14} {:>4}  {:>10}  {:>11.1f}", c["rule"].get<std::string>(), c["k"].get<int>(),
+               sat, srv["shards"][0]["updates_per_s"].get<double>());
+    for (std::size_t i = 1; i < srv["shards"].size(); ++i) {
+      fmt::print("  {:>7.2f}x", srv["shards"][i]["speedup"].get<double>());
+    }
+    fmt::print("\n");
+  }
+}
+
+}  // namespace stalesgd::cli
