@@ -60,8 +60,8 @@ Result<double> server_step_s(TrainerOptions o, const Dataset& data, const std::s
   while (steps < 256 || spent < budget_s) {
     for (int w = 0; w < workers; ++w) {
       const auto pin = store.acquire();
-      auto out = core.on_gradient(0.0, w, core.protocol().version_of(w), 1.0f, 0.0, grad,
-                                  pin.params());
+      auto out =
+          core.on_gradient(0.0, w, core.protocol().version_of(w), 1.0f, 0.0, grad, pin.params());
       if (!out) return out.error();
     }
     steps += static_cast<std::uint64_t>(workers);

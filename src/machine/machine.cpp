@@ -22,7 +22,7 @@ constexpr int kFileFormat = 1;
 
 // "key=value,key=value" into pairs; an empty part or one without '=' is an error.
 Result<std::vector<std::pair<std::string, std::string>>> key_values(std::string_view spec,
-                                                                     std::string_view what) {
+                                                                    std::string_view what) {
   std::vector<std::pair<std::string, std::string>> out;
   while (!spec.empty()) {
     const auto comma = spec.find(',');
@@ -87,9 +87,10 @@ std::string short_duration(double s) {
 
 std::string Machine::describe() const {
   if (free()) {
-    return compute_s > 0.0 ? fmt::format("free (a core per worker, no server time, no network), "
-                                         "C = {}",
-                                         short_duration(compute_s))
+    return compute_s > 0.0 ? fmt::format(
+                                 "free (a core per worker, no server time, no network), "
+                                 "C = {}",
+                                 short_duration(compute_s))
                            : "free (a core per worker, no server time, no network)";
   }
   std::string out = cores == 0 ? "a core per worker" : fmt::format("{} cores", cores);
@@ -122,8 +123,8 @@ Result<Link> parse_link(std::string_view spec) {
       if (!b) return Error{"--link " + b.error().message};
       link.bandwidth_bps = *b;
     } else {
-      return Error{fmt::format("--link '{}': unknown key '{}'; use latency= and bandwidth=", spec,
-                               key)};
+      return Error{
+          fmt::format("--link '{}': unknown key '{}'; use latency= and bandwidth=", spec, key)};
     }
   }
   return link;
@@ -148,8 +149,8 @@ Result<ServerTime> parse_server_time(std::string_view spec) {
       t.update_s = *d;
     } else {
       return Error{fmt::format(
-          "--server-time '{}': unknown key '{}'; use gradient= and update= (or one duration)",
-          spec, key)};
+          "--server-time '{}': unknown key '{}'; use gradient= and update= (or one duration)", spec,
+          key)};
     }
   }
   return t;
@@ -204,9 +205,9 @@ Result<Machine> read_machine_file(const std::filesystem::path& path, std::string
   }
   if (auto s = check_machine(m); !s) return Error{fmt::format("{}: {}", where, s.error().message)};
   if (!model.empty() && m.model != model) {
-    return Error{fmt::format(
-        "{} was calibrated for --model {}, not {}; run `stalesgd calibrate --model {}`", where,
-        m.model, model, model)};
+    return Error{
+        fmt::format("{} was calibrated for --model {}, not {}; run `stalesgd calibrate --model {}`",
+                    where, m.model, model, model)};
   }
   return m;
 }

@@ -22,8 +22,8 @@ double EventSimulator::cpu_rate() const {
   if (machine_.contention <= 1.0 || machine_.contention_cores <= 1) return share;
   // Busy cores slow each other down (stalesgd/machine/machine.hpp).
   const int busy = std::min({cpu_active_, machine_.cores, machine_.contention_cores});
-  const double slow = 1.0 + (machine_.contention - 1.0) * (busy - 1) /
-                                (machine_.contention_cores - 1);
+  const double slow =
+      1.0 + (machine_.contention - 1.0) * (busy - 1) / (machine_.contention_cores - 1);
   return share / slow;
 }
 
@@ -55,8 +55,8 @@ double EventSimulator::transfer(double& nic_free) {
 }
 
 void EventSimulator::timer(double at, int w) {
-  events_.push({at, seq_++, w, state_[static_cast<std::size_t>(w)].generation,
-                Event::What::kPhaseEnd});
+  events_.push(
+      {at, seq_++, w, state_[static_cast<std::size_t>(w)].generation, Event::What::kPhaseEnd});
 }
 
 void EventSimulator::start_on_machine(int w, Callbacks& callbacks) {

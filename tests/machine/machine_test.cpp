@@ -18,15 +18,15 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("machine: link and server-time specs parse, and bad ones are one line",
-          "[machine]") {
+TEST_CASE("machine: link and server-time specs parse, and bad ones are one line", "[machine]") {
   auto link = parse_link("latency=1ms,bandwidth=10Gbit");
   REQUIRE(link.ok());
   CHECK(link->latency_s == Approx(1e-3));
   CHECK(link->bandwidth_bps == Approx(1e10));
   CHECK(parse_link("bandwidth=125MB/s")->bandwidth_bps == Approx(1e9));
   CHECK(parse_link("none")->free());
-  CHECK_THAT(parse_link("latency=1ms,jitter=2ms").error().message, Contains("unknown key 'jitter'"));
+  CHECK_THAT(parse_link("latency=1ms,jitter=2ms").error().message,
+             Contains("unknown key 'jitter'"));
   CHECK_THAT(parse_link("bandwidth=1Gbyte").error().message, Contains("unknown unit 'Gbyte'"));
   CHECK_THAT(parse_link("latency=1").error().message, Contains("--link latency '1'"));
   CHECK_THAT(parse_link("bandwidth=0Gbit").error().message, Contains("positive"));
@@ -40,8 +40,7 @@ TEST_CASE("machine: link and server-time specs parse, and bad ones are one line"
   CHECK_THAT(parse_server_time("apply=1ms").error().message, Contains("unknown key 'apply'"));
 }
 
-TEST_CASE("machine: a machine file round-trips and is refused for another model",
-          "[machine]") {
+TEST_CASE("machine: a machine file round-trips and is refused for another model", "[machine]") {
   TempDir dir;
   Machine m;
   m.model = "mlp";

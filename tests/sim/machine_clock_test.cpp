@@ -81,8 +81,8 @@ TEST_CASE("machine: the default is the free machine, and its results are the old
   sharded.shards = 4;
   REQUIRE(sharded.free());
   const auto plain = monte_carlo_runtime({"k-async", 8, 2}, *profile, 4000, 5);
-  const auto with = monte_carlo_runtime({"k-async", 8, 2}, *profile, 4000, 5, DelayMode::kPad,
-                                        0.0, sharded);
+  const auto with =
+      monte_carlo_runtime({"k-async", 8, 2}, *profile, 4000, 5, DelayMode::kPad, 0.0, sharded);
   REQUIRE(plain.ok());
   REQUIRE(with.ok());
   CHECK(plain->seconds == with->seconds);

@@ -25,9 +25,9 @@ TEST_CASE("machine CLI: calibrate writes a machine file that theory and a virtua
   CHECK(m["contention"].get<double>() >= 1.0);
 
   // theory on 1 core: P = 4 workers of C each, one at a time, plus the server's work.
-  auto t = run_cli({"theory", "--machine", file, "--cores", "1", "--workers", "4", "--rule",
-                    "async", "--delay", "none", "--json", "--samples", "2000",
-                    "--saturation-max", "64"});
+  auto t =
+      run_cli({"theory", "--machine", file, "--cores", "1", "--workers", "4", "--rule", "async",
+               "--delay", "none", "--json", "--samples", "2000", "--saturation-max", "64"});
   INFO(t.output);
   REQUIRE(t.exit_code == 0);
   const auto j = nlohmann::json::parse(t.output);
@@ -41,9 +41,10 @@ TEST_CASE("machine CLI: calibrate writes a machine file that theory and a virtua
   // A virtual run on that machine: its clock runs at the theory's pace, and summary.json's
   // prediction is the machine's.
   const auto out = dir / "run";
-  auto r = run_cli({"train", "--model", "softmax", "--rule", "async", "--workers", "4",
-                    "--clock", "virtual", "--machine", file, "--cores", "1", "--iterations",
-                    "400", "--eval-every", "1000s", "--no-progress", "--out", out.string()});
+  auto r = run_cli({"train", "--model",      "softmax", "--rule",       "async", "--workers",
+                    "4",     "--clock",      "virtual", "--machine",    file,    "--cores",
+                    "1",     "--iterations", "400",     "--eval-every", "1000s", "--no-progress",
+                    "--out", out.string()});
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto s = read_summary(out);
@@ -59,9 +60,9 @@ TEST_CASE("machine CLI: bad machine input is one line and a non-zero exit",
   REQUIRE(run_cli({"calibrate", "--model", "mlp", "--budget", "0.2s", "--out", mlp}).exit_code ==
           0);
   const std::vector<std::string> theory{"theory", "--rule", "async", "--delay", "exp:mean=1ms"};
-  const std::vector<std::string> train{"train",        "--clock", "virtual", "--iterations",
-                                       "10",           "--out",   (dir / "run").string(),
-                                       "--no-progress"};
+  const std::vector<std::string> train{
+      "train",        "--clock", "virtual", "--iterations", "10", "--out", (dir / "run").string(),
+      "--no-progress"};
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"--cores", "0"}, "--cores 0"},
       {{"--server-time", "-1ms"}, "--server-time '-1ms'"},

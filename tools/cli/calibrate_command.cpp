@@ -60,7 +60,7 @@ int calibrate_command(int argc, char** argv) {
     auto machine = calibrate(o, *data, *budget);
     if (!machine) return fail(machine.error().message);
     const HostInfo host = host_info();
-    nlohmann::json how{{"dataset", data->name}, {"batch", o.batch},     {"host", host.name},
+    nlohmann::json how{{"dataset", data->name}, {"batch", o.batch},    {"host", host.name},
                        {"cpu", host.cpu},       {"cores", host.cores}, {"budget_s", *budget}};
     const std::string out = r["out"].as<std::string>();
     if (auto s = write_machine_file(out, *machine, how.dump()); !s) {

@@ -25,10 +25,9 @@ Result<RuleConfig> at_workers(const RuleConfig& rule, int workers) {
     return resolve_rule({"backup", 0, -1, std::min(rule.workers - rule.k, workers - 1)}, workers);
   }
   const bool every = rule.rule == "sync" || rule.rule == "async" || rule.rule == "ssp";
-  return resolve_rule(
-      {rule.rule, every ? 0 : std::min(rule.k, workers),
-       rule.rule == "ssp" ? rule.staleness_bound : -1, -1},
-      workers);
+  return resolve_rule({rule.rule, every ? 0 : std::min(rule.k, workers),
+                       rule.rule == "ssp" ? rule.staleness_bound : -1, -1},
+                      workers);
 }
 
 }  // namespace
@@ -54,8 +53,8 @@ Status theory_machine_flags(const cxxopts::ParseResult& r, TheoryArgs& args) {
   o.data_dir = r["data-dir"].as<std::string>();
   args.saturation_max = r["saturation-max"].as<int>();
   if (args.saturation_max < 1 || args.saturation_max > 4096) {
-    return Error{fmt::format("--saturation-max {} is out of range; use 1 to 4096",
-                             args.saturation_max)};
+    return Error{
+        fmt::format("--saturation-max {} is out of range; use 1 to 4096", args.saturation_max)};
   }
   return {};
 }
@@ -128,12 +127,12 @@ Result<nlohmann::json> server_rows(const RuleConfig& rule, const StragglerProfil
 }
 
 void print_server_table(const nlohmann::json& out) {
-  fmt::print("\nServer on {} (docs/machine.md): P at which the server is busy {:.0f}% of the "
-             "time, and updates/s at P = {} with S shards\n",
-             out["machine"]["describe"].get<std::string>(), 100 * kSaturated,
-             out["workers"].get<int>());
-  fmt::print("{:<14} {:>4}  {:>10}  {:>11}  {:>8}  {:>8}  {:>8}  {:>8}\n", "rule", "K",
-             "saturates", "S=1 upd/s", "S=2", "S=4", "S=8", "S=16");
+  fmt::print(
+      "\nServer on {} (docs/machine.md): P at which the server is busy {:.0f}% of the "
+      "time, and updates/s at P = {} with S shards\n",
+      out["machine"]["describe"].get<std::string>(), 100 * kSaturated, out["workers"].get<int>());
+  fmt::print("{:<14} {:>4}  {:>10}  {:>11}  {:>8}  {:>8}  {:>8}  {:>8}\n", "rule", "K", "saturates",
+             "S=1 upd/s", "S=2", "S=4", "S=8", "S=16");
   for (const auto& c : out["rules"]) {
     const auto& srv = c["server"];
     const std::string sat = srv["saturation_workers"].is_null()

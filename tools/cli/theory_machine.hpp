@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "stalesgd/machine/machine.hpp"
 #include "stalesgd/rules/rule.hpp"
 #include "stalesgd/straggler/profile.hpp"
-#include "stalesgd/machine/machine.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd::cli {

@@ -35,8 +35,8 @@ struct Machine {
   // (contention_cores - 1) times slower (b capped at contention_cores).
   double contention = 1.0;
   int contention_cores = 1;
-  std::uint64_t parameters = 0;    // a message carries 4 bytes per parameter
-  std::string model;               // the model it was calibrated for ("" when given by flags)
+  std::uint64_t parameters = 0;  // a message carries 4 bytes per parameter
+  std::string model;             // the model it was calibrated for ("" when given by flags)
 
   // The paper's free machine: nothing here changes a simulated time.
   bool free() const {
