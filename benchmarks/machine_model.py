@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+"""The machine model against measurement (docs/machine.md), side by side in one run.
+
+(a) The thread engine on this machine, no injected delay: updates per second measured, against
+    the machine model (`stalesgd calibrate`, then `theory --machine FILE --cores N`) and against
+    the free machine the paper assumes (`theory --compute-time C`: a core per worker, a server
+    that takes no time). Calibration runs first, in the same run.
+(b) With --mpi-workers 2 8: the MPI engine on this host (tools/mpirun.sh; rank 0 the server,
+    one worker per rank), against the machine model with a link fitted to an MPI ping-pong of
+    1 float and of the model's parameters (benchmarks/mpi_pingpong), run in the same run.
+(c) With stragglers (exp:mean=20ms) the machine model's prediction against the free machine's.
+
+usage: benchmarks/machine_model.py [--build DIR] [--models mlp softmax] [--rules async k-sync]
+           [--workers 1 2 4 8 16] [--seconds 2] [--cores N] [--csv FILE] [--stragglers-csv FILE]
+           [--mpi-workers 2 8] [--mpi-csv FILE] [--figure FILE]
+k-sync runs with K = max(1, P / 2).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd):
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"machine_model.py: {' '.join(cmd)} failed: {out.stderr.strip()}")
+    return out.stdout
+
+
+def k_of(rule, workers):
+    return max(1, workers // 2) if rule == "k-sync" else 1
+
+
+def theory_rate(cli, workers, rule, delay, flags):
+    cmd = [cli, "theory", "--workers", str(workers), "--rule", rule, "--delay", delay, "--json",
+           "--saturation-max", "1"]
+    if rule == "k-sync":
+        cmd += ["--k", str(k_of(rule, workers))]
+    j = json.loads(run(cmd + flags))
+    return 1.0 / j["rules"][0]["monte_carlo"]["seconds_per_iteration"]
+
+
+def measured_rate(cli, model, rule, workers, seconds, tmp, mpi=False):
+    out = os.path.join(tmp, f"{model}-{rule}-{workers}{'-mpi' if mpi else ''}")
+    cmd = [cli, "train", "--model", model, "--rule", rule, "--workers", str(workers),
+           "--time", f"{seconds}s", "--eval-every", "1000s", "--no-progress", "--force",
+           "--out", out]
+    if mpi:
+        cmd = ["tools/mpirun.sh", "-np", str(workers + 1)] + cmd + ["--engine", "mpi"]
+    if rule == "k-sync":
+        cmd += ["--k", str(k_of(rule, workers))]
+    run(cmd)
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    return s["iterations"] / s["wall_s"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--models", nargs="+", default=["mlp", "softmax"])
+    ap.add_argument("--rules", nargs="+", default=["async", "k-sync"])
+    ap.add_argument("--workers", nargs="+", type=int, default=[1, 2, 4, 8, 16])
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--cores", type=int, default=os.cpu_count())
+    ap.add_argument("--csv", default=None)
+    ap.add_argument("--stragglers-csv", default=None)
+    ap.add_argument("--mpi-workers", nargs="*", type=int, default=[])
+    ap.add_argument("--mpi-csv", default=None)
+    ap.add_argument("--figure", default=None)
+    a = ap.parse_args()
+    cli = os.path.join(a.build, "stalesgd")
+    rows, straggler_rows, mpi_rows = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in a.models:
+            machine = os.path.join(tmp, f"{model}.json")
+            run([cli, "calibrate", "--model", model, "--out", machine])
+            with open(machine) as f:
+                cal = json.load(f)
+            c = f"{cal['compute_s'] * 1e9:.0f}ns"
+            for rule in a.rules:
+                for p in a.workers:
+                    measured = measured_rate(cli, model, rule, p, a.seconds, tmp)
+                    modelled = theory_rate(cli, p, rule, "none",
+                                           ["--machine", machine, "--cores", str(a.cores)])
+                    free = theory_rate(cli, p, rule, "none", ["--compute-time", c])
+                    rows.append(dict(model=model, rule=rule, workers=p, k=k_of(rule, p),
+                                     measured=measured, machine=modelled, free=free,
+                                     compute_s=cal["compute_s"],
+                                     server_gradient_s=cal["server_gradient_s"],
+                                     server_update_s=cal["server_update_s"],
+                                     contention=cal["contention"]))
+                    print(f"{model:8} {rule:7} P={p:<3} measured {measured:9.0f}/s  machine "
+                          f"{modelled:9.0f}/s ({measured / modelled:.3f})  free {free:9.0f}/s "
+                          f"({measured / free:.3f})", flush=True)
+                    # (c) stragglers: the machine model moves nothing the delays dominate.
+                    delay = "exp:mean=20ms"
+                    with_m = theory_rate(cli, p, rule, delay,
+                                         ["--machine", machine, "--cores", str(a.cores)])
+                    without = theory_rate(cli, p, rule, delay, [])
+                    straggler_rows.append(dict(model=model, rule=rule, workers=p,
+                                               k=k_of(rule, p), delay=delay,
+                                               machine=with_m, free=without))
+            if a.mpi_workers:
+                mpi_rows += mpi_model(cli, a, model, machine, cal, tmp)
+    fields = ["model", "rule", "workers", "k", "measured", "machine", "free", "compute_s",
+              "server_gradient_s", "server_update_s", "contention"]
+    if a.csv:
+        with open(a.csv, "w") as f:
+            f.write("model,rule,workers,k,measured_updates_per_s,machine_updates_per_s,"
+                    "free_updates_per_s,measured_over_machine,measured_over_free,compute_s,"
+                    "server_gradient_s,server_update_s,contention\n")
+            for r in rows:
+                f.write(f"{r['model']},{r['rule']},{r['workers']},{r['k']},{r['measured']:.1f},"
+                        f"{r['machine']:.1f},{r['free']:.1f},{r['measured'] / r['machine']:.4f},"
+                        f"{r['measured'] / r['free']:.4f},{r['compute_s']:.4g},"
+                        f"{r['server_gradient_s']:.4g},{r['server_update_s']:.4g},"
+                        f"{r['contention']:.4f}\n")
+    if a.stragglers_csv:
+        with open(a.stragglers_csv, "w") as f:
+            f.write("model,rule,workers,k,delay,machine_updates_per_s,free_updates_per_s,"
+                    "machine_over_free\n")
+            for r in straggler_rows:
+                f.write(f"{r['model']},{r['rule']},{r['workers']},{r['k']},{r['delay']},"
+                        f"{r['machine']:.2f},{r['free']:.2f},{r['machine'] / r['free']:.4f}\n")
+    if a.mpi_csv and mpi_rows:
+        with open(a.mpi_csv, "w") as f:
+            f.write("model,rule,workers,k,link,measured_updates_per_s,machine_updates_per_s,"
+                    "free_updates_per_s,measured_over_machine,measured_over_free\n")
+            for r in mpi_rows:
+                f.write(f"{r['model']},{r['rule']},{r['workers']},{r['k']},\"{r['link']}\","
+                        f"{r['measured']:.1f},{r['machine']:.1f},{r['free']:.1f},"
+                        f"{r['measured'] / r['machine']:.4f},{r['measured'] / r['free']:.4f}\n")
+    if a.figure:
+        figure(rows, a.figure)
+    worst = max(abs(r["measured"] / r["machine"] - 1) for r in rows)
+    worst_free = max(abs(r["measured"] / r["free"] - 1) for r in rows)
+    moved = max(abs(r["machine"] / r["free"] - 1) for r in straggler_rows)
+    print(f"\nworst |measured / machine - 1| = {worst:.3f}; against the free machine "
+          f"{worst_free:.3f}; with stragglers the machine moves the prediction by at most "
+          f"{moved:.4f}")
+
+
+def mpi_model(cli, a, model, machine, cal, tmp):
+    """(b): the MPI engine against the machine model with a ping-pong link."""
+    pingpong = os.path.join(a.build, "benchmarks", "mpi_pingpong")
+    rtt = {n: float(run(["tools/mpirun.sh", "-np", "2", pingpong, str(n), "4000"]))
+           for n in (1, cal["parameters"])}
+    latency = rtt[1] / 2
+    per_byte = max(1e-15, (rtt[cal["parameters"]] - rtt[1]) / 2 / (4 * cal["parameters"]))
+    link = f"latency={latency * 1e9:.0f}ns,bandwidth={8 / per_byte / 1e6:.0f}Mbit"
+    out = []
+    for rule in a.rules:
+        for p in a.mpi_workers:
+            measured = measured_rate(cli, model, rule, p, a.seconds, tmp, mpi=True)
+            # The server is a process of its own: the workers and it share the cores.
+            modelled = theory_rate(cli, p, rule, "none", ["--machine", machine, "--cores",
+                                                          str(a.cores), "--link", link])
+            free = theory_rate(cli, p, rule, "none",
+                               ["--compute-time", f"{cal['compute_s'] * 1e9:.0f}ns"])
+            out.append(dict(model=model, rule=rule, workers=p, k=k_of(rule, p), link=link,
+                            measured=measured, machine=modelled, free=free))
+            print(f"{model:8} {rule:7} mpi P={p:<3} measured {measured:9.0f}/s  machine "
+                  f"{modelled:9.0f}/s ({measured / modelled:.3f})  free {free:9.0f}/s "
+                  f"({measured / free:.3f})  link {link}", flush=True)
+    return out
+
+
+def figure(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    keys = sorted({(r["model"], r["rule"]) for r in rows})
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.6 * len(keys), 3.6), squeeze=False)
+    for ax, (model, rule) in zip(axes[0], keys):
+        pts = [r for r in rows if r["model"] == model and r["rule"] == rule]
+        ps = [r["workers"] for r in pts]
+        ax.plot(ps, [r["measured"] for r in pts], "o-", label="measured (threads)")
+        ax.plot(ps, [r["machine"] for r in pts], "s--", label="machine model")
+        ax.plot(ps, [r["free"] for r in pts], ":", label="free machine (paper)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"{model}, {rule}" + (" (K = P/2)" if rule == "k-sync" else ""))
+        ax.set_xlabel("workers P")
+        ax.set_ylabel("updates per second")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()
