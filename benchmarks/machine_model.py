@@ -11,9 +11,11 @@
 (c) With stragglers (exp:mean=20ms) the machine model's prediction against the free machine's.
 
 usage: benchmarks/machine_model.py [--build DIR] [--models mlp softmax] [--rules async k-sync]
-           [--workers 1 2 4 8 16] [--seconds 2] [--cores N] [--csv FILE] [--stragglers-csv FILE]
+           [--workers 1 2 4 8 16] [--seconds 2] [--rounds 3] [--cores N] [--csv FILE]
+           [--stragglers-csv FILE]
            [--mpi-workers 2 8] [--mpi-csv FILE] [--figure FILE]
-k-sync runs with K = max(1, P / 2).
+k-sync runs with K = max(1, P / 2). Measured rates are the mean of --rounds rounds (every
+configuration once per round), with the 95% interval of that mean.
 """
 import argparse
 import json
@@ -58,6 +60,18 @@ def measured_rate(cli, model, rule, workers, seconds, tmp, mpi=False):
     return s["iterations"] / s["wall_s"]
 
 
+def mean_ci(xs):
+    """The mean and the half-width of its 95% interval (Student t)."""
+    t95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+           9: 2.262}
+    n = len(xs)
+    mean = sum(xs) / n
+    if n < 2:
+        return mean, float("nan")
+    sd = (sum((x - mean) ** 2 for x in xs) / (n - 1)) ** 0.5
+    return mean, t95.get(n - 1, 1.96) * sd / n ** 0.5
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -65,6 +79,7 @@ def main():
     ap.add_argument("--rules", nargs="+", default=["async", "k-sync"])
     ap.add_argument("--workers", nargs="+", type=int, default=[1, 2, 4, 8, 16])
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cores", type=int, default=os.cpu_count())
     ap.add_argument("--csv", default=None)
     ap.add_argument("--stragglers-csv", default=None)
@@ -81,19 +96,27 @@ def main():
             with open(machine) as f:
                 cal = json.load(f)
             c = f"{cal['compute_s'] * 1e9:.0f}ns"
+            configs = [(rule, p) for rule in a.rules for p in a.workers]
+            # Every configuration once per round, rounds one after the other: the clock's
+            # drift spreads over all of them, and each gets an interval.
+            samples = {c: [] for c in configs}
+            for _ in range(a.rounds):
+                for rule, p in configs:
+                    samples[(rule, p)].append(measured_rate(cli, model, rule, p, a.seconds, tmp))
             for rule in a.rules:
                 for p in a.workers:
-                    measured = measured_rate(cli, model, rule, p, a.seconds, tmp)
+                    measured, ci = mean_ci(samples[(rule, p)])
                     modelled = theory_rate(cli, p, rule, "none",
                                            ["--machine", machine, "--cores", str(a.cores)])
                     free = theory_rate(cli, p, rule, "none", ["--compute-time", c])
                     rows.append(dict(model=model, rule=rule, workers=p, k=k_of(rule, p),
-                                     measured=measured, machine=modelled, free=free,
+                                     measured=measured, ci=ci, machine=modelled, free=free,
                                      compute_s=cal["compute_s"],
                                      server_gradient_s=cal["server_gradient_s"],
                                      server_update_s=cal["server_update_s"],
                                      contention=cal["contention"]))
-                    print(f"{model:8} {rule:7} P={p:<3} measured {measured:9.0f}/s  machine "
+                    print(f"{model:8} {rule:7} P={p:<3} measured {measured:9.0f}/s "
+                          f"± {ci:6.0f}  machine "
                           f"{modelled:9.0f}/s ({measured / modelled:.3f})  free {free:9.0f}/s "
                           f"({measured / free:.3f})", flush=True)
                     # (c) stragglers: the machine model moves nothing the delays dominate.
@@ -106,16 +129,17 @@ def main():
                                                machine=with_m, free=without))
             if a.mpi_workers:
                 mpi_rows += mpi_model(cli, a, model, machine, cal, tmp)
-    fields = ["model", "rule", "workers", "k", "measured", "machine", "free", "compute_s",
-              "server_gradient_s", "server_update_s", "contention"]
     if a.csv:
         with open(a.csv, "w") as f:
-            f.write("model,rule,workers,k,measured_updates_per_s,machine_updates_per_s,"
-                    "free_updates_per_s,measured_over_machine,measured_over_free,compute_s,"
-                    "server_gradient_s,server_update_s,contention\n")
+            f.write("model,rule,workers,k,measured_updates_per_s,measured_ci95,"
+                    "machine_updates_per_s,free_updates_per_s,measured_over_machine,"
+                    "measured_over_machine_lo,measured_over_machine_hi,measured_over_free,"
+                    "compute_s,server_gradient_s,server_update_s,contention\n")
             for r in rows:
+                lo, hi = (r['measured'] - r['ci']) / r['machine'], (r['measured'] + r['ci']) / r['machine']
                 f.write(f"{r['model']},{r['rule']},{r['workers']},{r['k']},{r['measured']:.1f},"
-                        f"{r['machine']:.1f},{r['free']:.1f},{r['measured'] / r['machine']:.4f},"
+                        f"{r['ci']:.1f},{r['machine']:.1f},{r['free']:.1f},"
+                        f"{r['measured'] / r['machine']:.4f},{lo:.4f},{hi:.4f},"
                         f"{r['measured'] / r['free']:.4f},{r['compute_s']:.4g},"
                         f"{r['server_gradient_s']:.4g},{r['server_update_s']:.4g},"
                         f"{r['contention']:.4f}\n")
@@ -128,11 +152,12 @@ def main():
                         f"{r['machine']:.2f},{r['free']:.2f},{r['machine'] / r['free']:.4f}\n")
     if a.mpi_csv and mpi_rows:
         with open(a.mpi_csv, "w") as f:
-            f.write("model,rule,workers,k,link,measured_updates_per_s,machine_updates_per_s,"
-                    "free_updates_per_s,measured_over_machine,measured_over_free\n")
+            f.write("model,rule,workers,k,link,measured_updates_per_s,measured_ci95,"
+                    "machine_updates_per_s,free_updates_per_s,measured_over_machine,"
+                    "measured_over_free\n")
             for r in mpi_rows:
                 f.write(f"{r['model']},{r['rule']},{r['workers']},{r['k']},\"{r['link']}\","
-                        f"{r['measured']:.1f},{r['machine']:.1f},{r['free']:.1f},"
+                        f"{r['measured']:.1f},{r['ci']:.1f},{r['machine']:.1f},{r['free']:.1f},"
                         f"{r['measured'] / r['machine']:.4f},{r['measured'] / r['free']:.4f}\n")
     if a.figure:
         figure(rows, a.figure)
@@ -155,14 +180,15 @@ def mpi_model(cli, a, model, machine, cal, tmp):
     out = []
     for rule in a.rules:
         for p in a.mpi_workers:
-            measured = measured_rate(cli, model, rule, p, a.seconds, tmp, mpi=True)
+            measured, ci = mean_ci([measured_rate(cli, model, rule, p, a.seconds, tmp, mpi=True)
+                                    for _ in range(a.rounds)])
             # The server is a process of its own: the workers and it share the cores.
             modelled = theory_rate(cli, p, rule, "none", ["--machine", machine, "--cores",
                                                           str(a.cores), "--link", link])
             free = theory_rate(cli, p, rule, "none",
                                ["--compute-time", f"{cal['compute_s'] * 1e9:.0f}ns"])
             out.append(dict(model=model, rule=rule, workers=p, k=k_of(rule, p), link=link,
-                            measured=measured, machine=modelled, free=free))
+                            measured=measured, ci=ci, machine=modelled, free=free))
             print(f"{model:8} {rule:7} mpi P={p:<3} measured {measured:9.0f}/s  machine "
                   f"{modelled:9.0f}/s ({measured / modelled:.3f})  free {free:9.0f}/s "
                   f"({measured / free:.3f})  link {link}", flush=True)
@@ -178,7 +204,8 @@ def figure(rows, path):
     for ax, (model, rule) in zip(axes[0], keys):
         pts = [r for r in rows if r["model"] == model and r["rule"] == rule]
         ps = [r["workers"] for r in pts]
-        ax.plot(ps, [r["measured"] for r in pts], "o-", label="measured (threads)")
+        ax.errorbar(ps, [r["measured"] for r in pts], yerr=[r["ci"] for r in pts], fmt="o-",
+                    capsize=3, label="measured (threads), 95% interval")
         ax.plot(ps, [r["machine"] for r in pts], "s--", label="machine model")
         ax.plot(ps, [r["free"] for r in pts], ":", label="free machine (paper)")
         ax.set_xscale("log", base=2)

@@ -25,21 +25,43 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Mean seconds of ServerCore::on_gradient under `rule` with K = P = `workers`, fed one fixed
-// gradient computed on the version each worker holds.
-Result<double> server_step_s(TrainerOptions o, const Dataset& data, const std::string& rule,
-                             int workers, double budget_s) {
-  o.rule = {rule, workers};
-  o.workers = workers;
-  o.clock = ClockKind::kVirtual;
+// `o`'s model, data, batch and seed on the free machine, plain (no AdaSync, holdout, drift or
+// target), writing nothing, failing no worker: what a calibration step runs.
+TrainerOptions measuring(TrainerOptions o) {
   o.out_dir.clear();
-  o.lr = 1e-6;  // the parameters barely move: no divergence however long it runs
+  o.resume_dir.clear();
+  o.save_model.clear();
+  o.checkpoint_every_s = 0.0;
+  o.progress = false;
+  o.adasync_every_s = 0.0;
+  o.record_drift = false;
+  o.holdout = 0;
+  o.target_error = 0.0;
+  o.sequential = false;
+  o.engine = EngineKind::kThread;
+  o.server = ServerPlacement::kInline;
+  o.workers_per_rank = 1;
+  o.compute_time_s = 0.0;
+  o.lr_rule = "fixed";
+  o.delay = "none";
   o.machine.clear();
   o.cores = 0;
   o.server_time.clear();
   o.link = "none";
   o.shards = 1;
   o.fail = "none";
+  return o;
+}
+
+// Mean seconds of ServerCore::on_gradient under `rule` with K = P = `workers`, fed one fixed
+// gradient computed on the version each worker holds.
+Result<double> server_step_s(TrainerOptions o, const Dataset& data, const std::string& rule,
+                             int workers, double budget_s) {
+  o = measuring(std::move(o));
+  o.rule = {rule, workers};
+  o.workers = workers;
+  o.clock = ClockKind::kVirtual;
+  o.lr = 1e-6;  // the parameters barely move: no divergence however long it runs
   if (o.iterations == 0 && o.time_s == 0.0) o.iterations = 1;
   auto run = ResolvedRun::resolve(o);
   if (!run) return run.error();
@@ -75,22 +97,15 @@ Result<double> server_step_s(TrainerOptions o, const Dataset& data, const std::s
 // `budget_s` (iterations estimated from `per_gradient_s`).
 Result<double> engine_update_s(TrainerOptions o, const Dataset& data, int workers,
                                double per_gradient_s, double budget_s) {
+  o = measuring(std::move(o));
   o.rule = {"async", 1};
   o.workers = workers;
   o.clock = ClockKind::kReal;
   o.delay = "none";
-  o.out_dir.clear();
-  o.progress = false;
   o.eval_every_s = 1e6;
   o.eval_test_samples = 1;
   o.eval_train_samples = 1;
   o.time_s = 0.0;
-  o.machine.clear();
-  o.cores = 0;
-  o.server_time.clear();
-  o.link = "none";
-  o.shards = 1;
-  o.fail = "none";
   o.iterations = static_cast<std::uint64_t>(
       std::clamp(budget_s * workers / std::max(per_gradient_s, 1e-7), 200.0, 1e7));
   auto run = train(o, data);

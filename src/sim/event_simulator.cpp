@@ -22,7 +22,6 @@ EventSimulator::EventSimulator(int workers, const StragglerProfile& delays, std:
 }
 
 void EventSimulator::start(int w, Callbacks& callbacks) {
-  if (on_machine_) return start_on_machine(w, callbacks);
   auto& s = state_[static_cast<std::size_t>(w)];
   auto& st = stats_[static_cast<std::size_t>(w)];
   if (!s.computing) st.idle_s += now_ - s.free_since;
@@ -30,6 +29,7 @@ void EventSimulator::start(int w, Callbacks& callbacks) {
   s.started_at = now_;
   callbacks.on_start(now_, w);
   const double x = delays_[static_cast<std::size_t>(w)].next(now_);
+  if (on_machine_) return start_on_machine(w, x);
   const double duration = mode_ == DelayMode::kPad ? std::max(compute_s_, x) : compute_s_ + x;
   if (now_ + duration >= s.hang_at) {  // never delivered: the server finds it overdue
     events_.push(

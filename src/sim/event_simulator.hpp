@@ -132,7 +132,7 @@ class EventSimulator {
 
   // The machine model (machine_clock.cpp).
   Status run_on_machine(Callbacks& callbacks);
-  void start_on_machine(int w, Callbacks& callbacks);
+  void start_on_machine(int w, double x);  // start()'s minibatch, its delay x drawn
   void begin_compute(int w);
   void compute_done(int w);
   void begin_upload(int w);

@@ -59,14 +59,9 @@ void EventSimulator::timer(double at, int w) {
       {at, seq_++, w, state_[static_cast<std::size_t>(w)].generation, Event::What::kPhaseEnd});
 }
 
-void EventSimulator::start_on_machine(int w, Callbacks& callbacks) {
+void EventSimulator::start_on_machine(int w, double x) {
   auto& s = state_[static_cast<std::size_t>(w)];
-  auto& st = stats_[static_cast<std::size_t>(w)];
-  if (!s.computing) st.idle_s += now_ - s.free_since;
-  s.computing = true;
-  s.started_at = now_;
-  callbacks.on_start(now_, w);
-  s.delay_x = delays_[static_cast<std::size_t>(w)].next(now_);
+  s.delay_x = x;
   if (machine_.link.free()) return begin_compute(w);
   s.phase = Phase::kDownload;
   timer(transfer(nic_out_free_), w);

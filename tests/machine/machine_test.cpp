@@ -12,12 +12,6 @@ using namespace stalesgd;
 using namespace stalesgd::test;
 using Catch::Matchers::Contains;
 
-namespace {
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
-}  // namespace
-
 TEST_CASE("machine: link and server-time specs parse, and bad ones are one line", "[machine]") {
   auto link = parse_link("latency=1ms,bandwidth=10Gbit");
   REQUIRE(link.ok());

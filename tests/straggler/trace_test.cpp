@@ -15,12 +15,6 @@ using namespace stalesgd;
 using namespace stalesgd::test;
 using Catch::Matchers::Contains;
 
-namespace {
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
-}  // namespace
-
 TEST_CASE("trace file: header units, comments, blank lines, CRLF", "[straggler][trace]") {
   TempDir dir;
   write_text(dir / "delays.csv",

@@ -43,6 +43,12 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  REQUIRE(out.good());
+}
+
 void write_bytes(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
   fs::create_directories(path.parent_path());
   std::ofstream out(path, std::ios::binary);

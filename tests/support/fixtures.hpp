@@ -26,6 +26,8 @@ class TempDir {
 };
 
 void write_bytes(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes);
+// `text` as the whole file; a failed write fails the test.
+void write_text(const std::filesystem::path& path, const std::string& text);
 void write_gzip(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes);
 std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path);
 

@@ -55,12 +55,6 @@ double param(const nlohmann::json& fit, const std::string& family, const std::st
   return 0.0;
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  REQUIRE(out.good());
-}
-
 }  // namespace
 
 TEST_CASE("theory --fit recovers a virtual run's shifted-exponential durations",

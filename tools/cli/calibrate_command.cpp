@@ -7,7 +7,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
-#include "config/option_table.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/calibrate.hpp"
 #include "stalesgd/straggler/duration.hpp"
@@ -22,12 +21,7 @@ int calibrate_command(int argc, char** argv) {
                            "train --clock virtual (--machine FILE).\nDocs: docs/machine.md.");
   // The model and data flags are train's (the option table), so their values read the same.
   const std::vector<std::string> taken{"model", "hidden", "dataset", "data-dir", "batch", "seed"};
-  for (const auto& name : taken) {
-    const OptionDecl* d = find_option(name);
-    auto value = cxxopts::value<std::string>();
-    if (!d->default_text.empty()) value->default_value(std::string(d->default_text));
-    options.add_options()(name, std::string(d->help), value);
-  }
+  add_train_flags(options, taken);
   // clang-format off
   options.add_options()
       ("out", "The machine file to write (JSON)", cxxopts::value<std::string>())
@@ -41,12 +35,7 @@ int calibrate_command(int argc, char** argv) {
     if (!r.count("out")) return usage_error("calibrate", "--out FILE is required");
     if (!r.count("model")) return usage_error("calibrate", "--model M is required");
     TrainerOptions o;
-    for (const auto& name : taken) {
-      if (r.count(name) == 0) continue;
-      if (auto s = set_from_text(*find_option(name), r[name].as<std::string>(), o); !s) {
-        return fail(s.error().message, 2);
-      }
-    }
+    if (auto s = set_train_flags(r, taken, o); !s) return fail(s.error().message, 2);
     if (!is_model_name(o.model.name)) return fail(unknown_model_message(o.model.name), 2);
     o.model = with_defaults(o.model);
     const auto budget = parse_duration(r["budget"].as<std::string>());

@@ -5,7 +5,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
-#include "config/option_table.hpp"
 #include "engine/evaluator.hpp"
 #include "output/model_file.hpp"
 #include "stalesgd/data/catalog.hpp"
@@ -19,12 +18,7 @@ int eval_command(int argc, char** argv) {
                            "set's test split.\nDocs: docs/cli.md.");
   // The model and data flags are train's (the option table), so their values read the same.
   const std::vector<std::string> taken{"model", "hidden", "dataset", "data-dir", "eval-samples"};
-  for (const auto& name : taken) {
-    const OptionDecl* d = find_option(name);
-    auto value = cxxopts::value<std::string>();
-    if (!d->default_text.empty()) value->default_value(std::string(d->default_text));
-    options.add_options()(name, std::string(d->help), value);
-  }
+  add_train_flags(options, taken);
   options.add_options()("model-file", "The .npy file train --save-model wrote",
                         cxxopts::value<std::string>());
   add_logging_options(options);
@@ -34,12 +28,7 @@ int eval_command(int argc, char** argv) {
     if (auto done = help_or_logging(options, r)) return *done;
     if (!r.count("model-file")) return usage_error("eval", "--model-file PATH is required");
     TrainerOptions o;
-    for (const auto& name : taken) {
-      if (r.count(name) == 0) continue;
-      if (auto s = set_from_text(*find_option(name), r[name].as<std::string>(), o); !s) {
-        return fail(s.error().message, 2);
-      }
-    }
+    if (auto s = set_train_flags(r, taken, o); !s) return fail(s.error().message, 2);
     const auto data = load_dataset(o.dataset, o.data_dir);
     if (!data) return fail(data.error().message);
     auto model = make_model(with_defaults(o.model), data->test.shape, data->num_classes);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "config/option_table.hpp"
 #include "util/logging.hpp"
 
 namespace stalesgd::cli {
@@ -86,6 +87,24 @@ int usage_error(const std::string& command, const std::string& what) {
 int usage_error(const std::string& command, const cxxopts::exceptions::exception& e) {
   if (dynamic_cast<const DuplicateFlag*>(&e) != nullptr) return fail(e.what(), 2);
   return usage_error(command, std::string(e.what()));
+}
+
+void add_train_flags(cxxopts::Options& options, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    const OptionDecl* d = find_option(name);
+    auto value = cxxopts::value<std::string>();
+    if (!d->default_text.empty()) value->default_value(std::string(d->default_text));
+    options.add_options()(name, std::string(d->help), value);
+  }
+}
+
+Status set_train_flags(const cxxopts::ParseResult& r, const std::vector<std::string>& names,
+                       TrainerOptions& o) {
+  for (const auto& name : names) {
+    if (r.count(name) == 0) continue;
+    if (auto s = set_from_text(*find_option(name), r[name].as<std::string>(), o); !s) return s;
+  }
+  return {};
 }
 
 }  // namespace stalesgd::cli

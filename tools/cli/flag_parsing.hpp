@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "stalesgd/config/trainer_options.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd::cli {
@@ -34,6 +35,13 @@ void add_logging_options(cxxopts::Options& options);
 // ends it with its one line and 2. nullopt: go on.
 std::optional<int> help_or_logging(const cxxopts::Options& options, const cxxopts::ParseResult& r,
                                    const std::vector<std::string>& groups = {});
+
+// Train's flags `names` (the option table's help and defaults), for a command that takes some of
+// them (eval, calibrate), so that their values read the same; set_train_flags sets the given
+// ones into `o` (a bad value is its one line).
+void add_train_flags(cxxopts::Options& options, const std::vector<std::string>& names);
+Status set_train_flags(const cxxopts::ParseResult& r, const std::vector<std::string>& names,
+                       TrainerOptions& o);
 
 // "stalesgd: error: <what>; see `stalesgd <command> --help`", exit 2.
 int usage_error(const std::string& command, const std::string& what);
