@@ -110,8 +110,11 @@ Result<double> engine_update_s(TrainerOptions o, const Dataset& data, int worker
       std::clamp(budget_s * workers / std::max(per_gradient_s, 1e-7), 200.0, 1e7));
   auto run = train(o, data);
   if (!run) return run.error();
-  if (run->updates.empty()) return Error{"calibration: the engine made no update"};
-  return run->wall_s / static_cast<double>(run->updates.size());
+  const auto& u = run->updates;
+  if (u.size() < 4) return Error{"calibration: the engine made too few updates"};
+  // The second half, past the threads' start and the cold caches.
+  const std::size_t half = u.size() / 2;
+  return (u.back().wall_s - u[half - 1].wall_s) / static_cast<double>(u.size() - half);
 }
 
 }  // namespace
