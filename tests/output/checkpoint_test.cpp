@@ -65,19 +65,24 @@ std::vector<std::uint64_t> iterations(const fs::path& updates_csv) {
 TEST_CASE("resume: a virtual-clock run killed with kill -9 and resumed writes identical outputs",
           "[output][resume]") {
   // The sync rules cut work, the async ones keep older versions pinned, dutta reads w_tau, and
-  // AdaSync changes K: each is state a checkpoint must carry (and --l2, evals' objective).
+  // AdaSync changes K: each is state a checkpoint must carry (and --l2, evals' objective), as is
+  // a modelled machine's.
   std::vector<std::string> configs{
       "--rule k-sync --k 2 --workers 4 --delay exp:mean=10ms --l2 1e-3",
       "--rule k-async --k 2 --workers 4 --delay pareto:shape=2,scale=5ms --lr-rule dutta:c=0.01",
       "--rule k-batch-async --k 3 --workers 6 --delay 'exp:mean=5ms;w0=x4' --compute-time 1ms",
       "--rule k-sync --k 1 --workers 4 --delay exp:mean=10ms --adasync-every 2s",
-      "--rule ssp --staleness-bound 1 --workers 4 --delay 'exp:mean=1ms;w0=x8'"};
+      "--rule ssp --staleness-bound 1 --workers 4 --delay 'exp:mean=1ms;w0=x8'",
+      // A modelled machine (docs/machine.md): the cores' jobs, the server's queue and the
+      // links' messages in flight are state too.
+      "--rule k-sync --k 2 --workers 6 --delay exp:mean=2ms --cores 2 --server-time "
+      "'gradient=20us,update=10us' --link 'latency=100us,bandwidth=10Gbit' --compute-time 1ms"};
   // The virtual clock runs the rules on one thread: what varies between these is rule state,
   // which the plain and ASan suites check; under ThreadSanitizer two of them check the threads
   // around the engine (journal, evaluator, signals) at a third of the cost in CI.
   if (kThreadSanitized) configs.resize(2);
   const std::string config = GENERATE_COPY(from_range(configs));
-  // Under the sanitizers one kill time of the two (the plain suite runs both): 5 runs of 3.
+  // Under the sanitizers one kill time of the two (the plain suite runs both): 6 runs of 3.
   const std::string after = GENERATE(from_range(kSanitized ? std::vector<std::string>{"0.3"}
                                                            : std::vector<std::string>{"0", "0.3"}));
   INFO(config << " / kill -9 " << after << " s after the first checkpoint");
