@@ -2,6 +2,7 @@
 // ETA, never glued to the lines of ended runs, which print in the order the runs started.
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -37,7 +38,11 @@ TEST_CASE("race --jobs 2 on a terminal: one live line, ended runs in the order t
   REQUIRE(started.exit_code == 0);
   std::vector<std::string> live;  // the live rows seen while the race went
   std::string last;
-  for (int i = 0; i < 1200; ++i) {
+  // Until the race ends, within the test's timeout: under a sanitizer on a loaded machine the
+  // race alone takes minutes (a count of polls ran out there while it was still going).
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(kSanitized ? 1000 : 250);
+  while (std::chrono::steady_clock::now() < deadline) {
     last = run_shell(tmux + "capture-pane -p").output;
     if (last.find("race-ended") != std::string::npos) break;
     for (const auto& row : screen_rows(last)) {
