@@ -228,18 +228,12 @@ int theory_command(int argc, char** argv) {
       ("json", "Print JSON instead of a table")
       ("error", "Predict error against wallclock instead (see `stalesgd theory --error --help`)")
       ("fit", "RUN_DIR: fit its minibatch durations (gradients.csv) and predict every rule from the fit", cxxopts::value<std::string>())
-      ("cores", "The machine (docs/machine.md): cores the workers and the server share (default: a core each)", cxxopts::value<int>())
-      ("server-time", "The server's time per gradient and per update: DURATION, gradient=D,update=D or auto (needs --model)", cxxopts::value<std::string>())
-      ("link", "Each worker's link, e.g. 'latency=1ms,bandwidth=1Gbit' (a bandwidth needs --model or --machine)", cxxopts::value<std::string>())
-      ("shards", "Server shards S, each 1/S of the parameters", cxxopts::value<int>())
-      ("machine", "A machine file from `stalesgd calibrate` (the flags override it)", cxxopts::value<std::string>())
-      ("compute-time", "C: one gradient's compute, on the machine's cores (default: the machine file's, else 0s)", cxxopts::value<std::string>())
       ("model", "The model that sizes the link's messages and that --server-time auto measures", cxxopts::value<std::string>())
-      ("dataset", "Its data set (for --model)", cxxopts::value<std::string>()->default_value("mnist"))
-      ("data-dir", "Where the data set is", cxxopts::value<std::string>()->default_value("data"))
       ("saturation-max", "The largest P the server's saturation scan tries", cxxopts::value<int>()->default_value("1024"))
       ("h,help", "Show this help");
   // clang-format on
+  // The machine's flags are train's (the option table), so their values read the same.
+  add_train_flags(options, kTheoryMachineFlags);
   add_logging_options(options);
   try {
     auto r = parse(options, argc, argv);

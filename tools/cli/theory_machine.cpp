@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "cli/flag_parsing.hpp"
 #include "config/machine_options.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/calibrate.hpp"
 #include "stalesgd/model/model.hpp"
-#include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd::cli {
 namespace {
@@ -34,23 +34,9 @@ Result<RuleConfig> at_workers(const RuleConfig& rule, int workers) {
 
 Status theory_machine_flags(const cxxopts::ParseResult& r, TheoryArgs& args) {
   TrainerOptions& o = args.machine;
-  o.model.name.clear();
-  if (r.count("cores")) {
-    o.cores = r["cores"].as<int>();
-    if (o.cores < 1) return Error{fmt::format("--cores {} must be at least 1", o.cores)};
-  }
-  if (r.count("server-time")) o.server_time = r["server-time"].as<std::string>();
-  if (r.count("link")) o.link = r["link"].as<std::string>();
-  if (r.count("shards")) o.shards = r["shards"].as<int>();
-  if (r.count("machine")) o.machine = r["machine"].as<std::string>();
+  o.model.name.clear();  // no model unless given: a machine file's own is kept
+  if (auto s = set_train_flags(r, kTheoryMachineFlags, o); !s) return s;
   if (r.count("model")) o.model.name = r["model"].as<std::string>();
-  if (r.count("compute-time")) {
-    auto c = parse_duration(r["compute-time"].as<std::string>());
-    if (!c) return Error{"--compute-time: " + c.error().message};
-    o.compute_time_s = *c;
-  }
-  o.dataset = r["dataset"].as<std::string>();
-  o.data_dir = r["data-dir"].as<std::string>();
   args.saturation_max = r["saturation-max"].as<int>();
   if (args.saturation_max < 1 || args.saturation_max > 4096) {
     return Error{
@@ -122,7 +108,6 @@ Result<nlohmann::json> server_rows(const RuleConfig& rule, const StragglerProfil
                            {"speedup", rate / base},
                            {"server_utilization", mc->server_utilization}});
   }
-  (void)profile;
   return j;
 }
 

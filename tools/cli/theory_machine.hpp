@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cxxopts.hpp>
+
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "stalesgd/machine/machine.hpp"
@@ -12,9 +15,13 @@
 
 namespace stalesgd::cli {
 
-// --cores, --server-time, --link, --shards, --machine, --compute-time, --model, --dataset,
-// --data-dir and --saturation-max into args.machine (checked when the machine is resolved;
-// --cores 0 and a bad --compute-time here).
+// The flags theory takes from train's option table (add_train_flags): the machine and the data
+// set that --model is read on.
+inline const std::vector<std::string> kTheoryMachineFlags{
+    "cores", "server-time", "link", "shards", "machine", "compute-time", "dataset", "data-dir"};
+
+// kTheoryMachineFlags, --model and --saturation-max into args (a bad value, e.g. --cores 0, is
+// its one line; the machine as a whole is checked when it is resolved).
 Status theory_machine_flags(const cxxopts::ParseResult& r, TheoryArgs& args);
 
 // The machine of `args.machine`'s flags and file, messages sized by --model, --server-time auto
