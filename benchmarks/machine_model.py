@@ -6,8 +6,9 @@
     the free machine the paper assumes (`theory --compute-time C`: a core per worker, a server
     that takes no time). Calibration runs first, in the same run.
 (b) With --mpi-workers 2 8: the MPI engine on this host (tools/mpirun.sh; rank 0 the server,
-    one worker per rank), against the machine model with a link fitted to an MPI ping-pong of
-    1 float and of the model's parameters (benchmarks/mpi_pingpong), run in the same run.
+    one worker per rank), against the machine model that `stalesgd calibrate` measures under
+    mpirun (its link from a ping-pong between two ranks: shared memory, whose copies are work on
+    the cores), and against the same link taken as a network (copies beside the cores).
 (c) With stragglers (exp:mean=20ms) the machine model's prediction against the free machine's.
 
 usage: benchmarks/machine_model.py [--build DIR] [--models mlp softmax] [--rules async k-sync]
@@ -139,7 +140,7 @@ def main():
                                            k=k_of(rule, p), delay=delay,
                                            machine=with_m, free=without))
             if a.mpi_workers:
-                mpi_rows += mpi_model(cli, a, model, machine, cals[-1], tmp)
+                mpi_rows += mpi_model(cli, a, model, tmp)
     if a.csv:
         with open(a.csv, "w") as f:
             f.write("model,rule,workers,k,measured_updates_per_s,measured_ci95,"
@@ -163,12 +164,15 @@ def main():
     if a.mpi_csv and mpi_rows:
         with open(a.mpi_csv, "w") as f:
             f.write("model,rule,workers,k,link,measured_updates_per_s,measured_ci95,"
-                    "machine_updates_per_s,free_updates_per_s,measured_over_machine,"
+                    "machine_updates_per_s,network_updates_per_s,free_updates_per_s,"
+                    "measured_over_machine,measured_over_machine_ci95,measured_over_network,"
                     "measured_over_free\n")
             for r in mpi_rows:
                 f.write(f"{r['model']},{r['rule']},{r['workers']},{r['k']},\"{r['link']}\","
-                        f"{r['measured']:.1f},{r['ci']:.1f},{r['machine']:.1f},{r['free']:.1f},"
-                        f"{r['measured'] / r['machine']:.4f},{r['measured'] / r['free']:.4f}\n")
+                        f"{r['measured']:.1f},{r['ci']:.1f},{r['machine']:.1f},"
+                        f"{r['network']:.1f},{r['free']:.1f},{r['ratio']:.4f},"
+                        f"{r['ratio_ci']:.4f},{r['measured'] / r['network']:.4f},"
+                        f"{r['measured'] / r['free']:.4f}\n")
     if a.figure:
         figure(rows, a.figure)
     worst = max(abs(r["ratio"] - 1) for r in rows)
@@ -179,29 +183,43 @@ def main():
           f"{moved:.4f}")
 
 
-def mpi_model(cli, a, model, machine, cal, tmp):
-    """(b): the MPI engine against the machine model with a ping-pong link."""
-    pingpong = os.path.join(a.build, "benchmarks", "mpi_pingpong")
-    rtt = {n: float(run(["tools/mpirun.sh", "-np", "2", pingpong, str(n), "4000"]))
-           for n in (1, cal["parameters"])}
-    latency = rtt[1] / 2
-    per_byte = max(1e-15, (rtt[cal["parameters"]] - rtt[1]) / 2 / (4 * cal["parameters"]))
-    link = f"latency={latency * 1e9:.0f}ns,bandwidth={8 / per_byte / 1e6:.0f}Mbit"
-    out = []
-    for rule in a.rules:
-        for p in a.mpi_workers:
-            measured, ci = mean_ci([measured_rate(cli, model, rule, p, a.seconds, tmp, mpi=True)
-                                    for _ in range(a.rounds)])
+def mpi_model(cli, a, model, tmp):
+    """(b): the MPI engine against the machine model whose link `stalesgd calibrate` measured
+    under mpirun (a ping-pong between two ranks of this host: a memory link, whose copies are
+    work on the cores); beside it the same link as a network, which copies beside the cores."""
+    configs = [(rule, p) for rule in a.rules for p in a.mpi_workers]
+    got = {c: dict(measured=[], machine=[], network=[], free=[], ratio=[]) for c in configs}
+    for r in range(a.rounds):
+        machine = os.path.join(tmp, f"{model}-mpi-{r}.json")
+        run(["tools/mpirun.sh", "-np", "2", cli, "calibrate", "--model", model, "--out", machine,
+             "--budget", "1s"])
+        with open(machine) as f:
+            cal = json.load(f)
+        link = (f"latency={cal['link_latency_s'] * 1e9:.0f}ns,"
+                f"bandwidth={cal['link_bandwidth_bps'] / 1e6:.0f}Mbit")
+        for rule, p in configs:
+            g = got[(rule, p)]
+            g["measured"].append(measured_rate(cli, model, rule, p, a.seconds, tmp, mpi=True))
             # The server is a process of its own: the workers and it share the cores.
-            modelled = theory_rate(cli, p, rule, "none", ["--machine", machine, "--cores",
-                                                          str(a.cores), "--link", link])
-            free = theory_rate(cli, p, rule, "none",
-                               ["--compute-time", f"{cal['compute_s'] * 1e9:.0f}ns"])
-            out.append(dict(model=model, rule=rule, workers=p, k=k_of(rule, p), link=link,
-                            measured=measured, ci=ci, machine=modelled, free=free))
-            print(f"{model:8} {rule:7} mpi P={p:<3} measured {measured:9.0f}/s  machine "
-                  f"{modelled:9.0f}/s ({measured / modelled:.3f})  free {free:9.0f}/s "
-                  f"({measured / free:.3f})  link {link}", flush=True)
+            flags = ["--machine", machine, "--cores", str(a.cores)]
+            g["machine"].append(theory_rate(cli, p, rule, "none", flags))
+            g["network"].append(theory_rate(cli, p, rule, "none",
+                                            flags + ["--link", link + ",medium=network"]))
+            g["free"].append(theory_rate(cli, p, rule, "none",
+                                         ["--compute-time", f"{cal['compute_s'] * 1e9:.0f}ns"]))
+            g["ratio"].append(g["measured"][-1] / g["machine"][-1])
+    out = []
+    for rule, p in configs:
+        g = got[(rule, p)]
+        avg = lambda key: sum(g[key]) / len(g[key])
+        measured, ci = mean_ci(g["measured"])
+        ratio, ratio_ci = mean_ci(g["ratio"])
+        out.append(dict(model=model, rule=rule, workers=p, k=k_of(rule, p), link=link,
+                        measured=measured, ci=ci, machine=avg("machine"), network=avg("network"),
+                        free=avg("free"), ratio=ratio, ratio_ci=ratio_ci))
+        print(f"{model:8} {rule:7} mpi P={p:<3} measured {measured:9.0f}/s  machine "
+              f"{avg('machine'):9.0f}/s ({ratio:.3f} ± {ratio_ci:.3f})  as a network "
+              f"{avg('network'):9.0f}/s  free {avg('free'):9.0f}/s  link {link}", flush=True)
     return out
 
 

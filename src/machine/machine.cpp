@@ -72,7 +72,11 @@ Result<double> duration_value(const std::string& text, std::string_view what) {
 }  // namespace
 
 double Link::seconds(double bytes) const {
-  return latency_s + (bandwidth_bps > 0.0 ? 8.0 * bytes / bandwidth_bps : 0.0);
+  return latency_s + copy_seconds(bytes);
+}
+
+double Link::copy_seconds(double bytes) const {
+  return bandwidth_bps > 0.0 ? 8.0 * bytes / bandwidth_bps : 0.0;
 }
 
 namespace {
@@ -104,6 +108,7 @@ std::string Machine::describe() const {
   if (!link.free()) {
     out += fmt::format(", link {}", short_duration(link.latency_s));
     if (link.bandwidth_bps > 0.0) out += fmt::format(" {:g} Gbit/s", link.bandwidth_bps / 1e9);
+    if (link.memory) out += " (memory)";
   }
   return out;
 }
@@ -122,9 +127,14 @@ Result<Link> parse_link(std::string_view spec) {
       auto b = parse_bandwidth(value);
       if (!b) return Error{"--link " + b.error().message};
       link.bandwidth_bps = *b;
+    } else if (key == "medium") {
+      if (value != "network" && value != "memory") {
+        return Error{fmt::format("--link medium '{}' must be network or memory", value)};
+      }
+      link.memory = value == "memory";
     } else {
-      return Error{
-          fmt::format("--link '{}': unknown key '{}'; use latency= and bandwidth=", spec, key)};
+      return Error{fmt::format(
+          "--link '{}': unknown key '{}'; use latency=, bandwidth= and medium=", spec, key)};
     }
   }
   return link;
@@ -200,6 +210,11 @@ Result<Machine> read_machine_file(const std::filesystem::path& path, std::string
     m.shards = j.value("shards", 1);
     m.link.latency_s = j.value("link_latency_s", 0.0);
     m.link.bandwidth_bps = j.value("link_bandwidth_bps", 0.0);
+    const std::string medium = j.value("link_medium", std::string("network"));
+    if (medium != "network" && medium != "memory") {
+      return Error{fmt::format("{}: link_medium '{}' is not network or memory", where, medium)};
+    }
+    m.link.memory = medium == "memory";
   } catch (const nlohmann::json::exception& e) {
     return Error{fmt::format("{}: a value is missing or of the wrong type ({})", where, e.what())};
   }
@@ -227,6 +242,7 @@ Status write_machine_file(const std::filesystem::path& path, const Machine& m,
   j["shards"] = m.shards;
   j["link_latency_s"] = m.link.latency_s;
   j["link_bandwidth_bps"] = m.link.bandwidth_bps;
+  j["link_medium"] = m.link.memory ? "memory" : "network";
   if (!calibration.empty()) j["calibration"] = nlohmann::json::parse(calibration);
   return write_file_atomically(path, j.dump(2) + "\n");
 }

@@ -144,6 +144,7 @@ class EventSimulator {
   double cpu_rate() const;
   double next_cpu_done();  // drops void jobs first
   double transfer(double& nic_free);
+  double copy_s() const;  // a message's copy on the cores (a memory link), else 0
   void save_machine(StateWriter& out) const;
   void load_machine(StateReader& in);
 

@@ -1,7 +1,9 @@
 // EventSimulator on a machine that is not free (stalesgd/machine/machine.hpp, docs/machine.md):
 // each minibatch goes link out, compute on the shared cores with its delay beside (pad) or after
 // (add), link in, the server's queue; the server takes gradients in one at a time and applies
-// updates, its work on the same cores. The cores are processor-shared: with A jobs on N cores
+// updates, its work on the same cores. On a memory link a message is its latency and then a copy
+// on the cores by the receiver: the worker's before its compute, the server's before it takes
+// the gradient in. The cores are processor-shared: with A jobs on N cores
 // each runs at min(1, N / A), so a job is done when the service every job has attained since
 // t = 0 (`served_`) reaches its target. The free machine never comes here (its histories are
 // the event_simulator.cpp ones, byte for byte).
@@ -48,10 +50,14 @@ double EventSimulator::next_cpu_done() {
 double EventSimulator::transfer(double& nic_free) {
   const Link& link = machine_.link;
   const double bytes = machine_.message_bytes();
-  if (link.bandwidth_bps <= 0.0) return now_ + link.latency_s;
+  if (link.bandwidth_bps <= 0.0 || link.memory) return now_ + link.latency_s;
   const double own = 8.0 * bytes / link.bandwidth_bps;
   nic_free = std::max(now_, nic_free) + own / machine_.shards;
   return std::max(now_ + own, nic_free) + link.latency_s;
+}
+
+double EventSimulator::copy_s() const {
+  return machine_.link.memory ? machine_.link.copy_seconds(machine_.message_bytes()) : 0.0;
 }
 
 void EventSimulator::timer(double at, int w) {
@@ -71,8 +77,9 @@ void EventSimulator::begin_compute(int w) {
   auto& s = state_[static_cast<std::size_t>(w)];
   s.phase = Phase::kCompute;
   s.sleep_until = now_ + s.delay_x;
-  if (compute_s_ <= 0.0) return compute_done(w);
-  cpu_start(w, s.generation, compute_s_);
+  const double work = compute_s_ + copy_s();
+  if (work <= 0.0) return compute_done(w);
+  cpu_start(w, s.generation, work);
 }
 
 void EventSimulator::compute_done(int w) {
@@ -107,7 +114,7 @@ void EventSimulator::serve_next() {
     busy_since_ = now_;
     serving_ = q.worker;
     // Through the cores even when it takes no time, so that the run loop sees every arrival.
-    cpu_start(-1, 0, machine_.server_gradient_s / machine_.shards);
+    cpu_start(-1, 0, (machine_.server_gradient_s + copy_s()) / machine_.shards);
   }
 }
 

@@ -3,6 +3,7 @@
 #include "stalesgd/machine/machine.hpp"
 
 #include <fstream>
+#include <regex>
 
 #include <catch2/catch.hpp>
 
@@ -24,6 +25,11 @@ TEST_CASE("machine: link and server-time specs parse, and bad ones are one line"
   CHECK_THAT(parse_link("bandwidth=1Gbyte").error().message, Contains("unknown unit 'Gbyte'"));
   CHECK_THAT(parse_link("latency=1").error().message, Contains("--link latency '1'"));
   CHECK_THAT(parse_link("bandwidth=0Gbit").error().message, Contains("positive"));
+  CHECK_FALSE(link->memory);
+  CHECK(parse_link("latency=1us,bandwidth=40Gbit,medium=memory")->memory);
+  CHECK_FALSE(parse_link("bandwidth=40Gbit,medium=network")->memory);
+  CHECK_THAT(parse_link("medium=disk").error().message,
+             Contains("medium 'disk' must be network or memory"));
   auto t = parse_server_time("gradient=20us,update=10us");
   REQUIRE(t.ok());
   CHECK(t->gradient_s == Approx(20e-6));
@@ -42,9 +48,12 @@ TEST_CASE("machine: a machine file round-trips and is refused for another model"
   m.compute_s = 120e-6;
   m.server_gradient_s = 15e-6;
   m.server_update_s = 25e-6;
+  m.link = {.latency_s = 0.5e-6, .bandwidth_bps = 40e9, .memory = true};
   REQUIRE(write_machine_file(dir / "m.json", m, R"({"host": "here"})").ok());
   auto back = read_machine_file(dir / "m.json", "mlp");
   REQUIRE(back.ok());
+  CHECK(back->link.memory);
+  CHECK(back->link.bandwidth_bps == m.link.bandwidth_bps);
   CHECK(back->parameters == m.parameters);
   CHECK(back->compute_s == m.compute_s);
   CHECK(back->server_update_s == m.server_update_s);
@@ -53,6 +62,10 @@ TEST_CASE("machine: a machine file round-trips and is refused for another model"
   write_text(dir / "bad.json", "{\"machine_format\": 1, \"model\": \"mlp\"}");
   CHECK_THAT(read_machine_file(dir / "bad.json", "mlp").error().message,
              Contains("missing or of the wrong type"));
+  write_text(dir / "medium.json",
+             std::regex_replace(slurp(dir / "m.json"), std::regex("\"memory\""), "\"pigeon\""));
+  CHECK_THAT(read_machine_file(dir / "medium.json", "mlp").error().message,
+             Contains("link_medium 'pigeon' is not network or memory"));
   write_text(dir / "text.json", "cores = 4");
   CHECK_THAT(read_machine_file(dir / "text.json", "mlp").error().message,
              Contains("not a machine file"));

@@ -72,6 +72,24 @@ TEST_CASE("machine: a link carries the parameters out and the gradient in", "[si
   CHECK(seconds("sync", 4, 4, m) > 20e-3);
 }
 
+TEST_CASE("machine: a memory link's copies are work on the cores, the receiver's",
+          "[sim][machine]") {
+  Machine m;
+  m.parameters = 125'000;  // 4 Mbit: a 1 ms copy at 4 Gbit/s
+  m.link = {.latency_s = 0.1e-3, .bandwidth_bps = 4e9, .memory = true};
+  // sync P = 1: latency, the worker's copy and C, latency, the server's copy.
+  CHECK(seconds("sync", 1, 1, m) == Approx(3.2e-3).epsilon(1e-9));
+  // async P = 2 on 1 core: all CPU work, 3 ms per gradient (2 copies, C), shares the core; the
+  // latencies overlap the other worker's work.
+  m.cores = 1;
+  m.link.latency_s = 0.0;
+  CHECK(seconds("async", 2, 1, m) == Approx(3e-3).epsilon(1e-9));
+  // The same link as a network: the transfers leave the core to C, so one worker's compute
+  // overlaps the other's 2 ms of transfers: a 3 ms cycle each, 1.5 ms per update.
+  m.link.memory = false;
+  CHECK(seconds("async", 2, 1, m) == Approx(1.5e-3).epsilon(1e-9));
+}
+
 TEST_CASE("machine: the default is the free machine, and its results are the old ones",
           "[sim][machine]") {
   CHECK(Machine{}.free());

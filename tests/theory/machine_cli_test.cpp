@@ -71,6 +71,7 @@ TEST_CASE("machine CLI: bad machine input is one line and a non-zero exit",
       {{"--link", "latency=1ms,jitter=2ms"}, "unknown key 'jitter'"},
       {{"--link", "bandwidth=1Gbyte"}, "unknown unit 'Gbyte'"},
       {{"--link", "bandwidth=1Gbit"}, "needs the size of a message"},
+      {{"--link", "latency=1us,medium=disk"}, "medium 'disk' must be network or memory"},
       {{"--machine", mlp, "--model", "softmax"}, "calibrated for --model mlp, not softmax"},
       {{"--machine", (dir / "none.json").string()}, "cannot read it"},
   };
@@ -90,6 +91,13 @@ TEST_CASE("machine CLI: bad machine input is one line and a non-zero exit",
       CHECK_THAT(r.output, Contains(expected));
     }
   }
+  // calibrate's --out in a folder that does not exist: said before anything is measured.
+  auto no_folder =
+      run_cli({"calibrate", "--model", "mlp", "--out", (dir / "none" / "m.json").string()});
+  CHECK(no_folder.exit_code == 1);
+  CHECK(line_count(no_folder.output) == 1);
+  CHECK_THAT(no_folder.output, Contains("does not exist"));
+  CHECK_THAT(no_folder.output, Contains("stalesgd: error: --out "));
   // The machine is the virtual clock's: the real clock runs on this one.
   auto real = run_cli({"train", "--cores", "2", "--iterations", "10", "--no-progress"});
   CHECK(real.exit_code == 2);

@@ -24,8 +24,12 @@ int fail(const std::string& message, int status) {
 
 namespace {
 
+int rank_of_a_job();
+
 // `stalesgd train ... --engine mpi`: MPI must start before any thread does (docs/distributed.md).
+// So must `stalesgd calibrate` under mpirun, which measures the link (docs/machine.md).
 bool wants_mpi(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "calibrate") return rank_of_a_job() >= 0;
   if (argc < 2 || std::string_view(argv[1]) != "train") return false;
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];

@@ -18,9 +18,15 @@ namespace stalesgd {
 struct Link {
   double latency_s = 0.0;      // one way
   double bandwidth_bps = 0.0;  // bits per second; 0: no limit
+  // Where the bytes go. A network carries them beside the cores (a NIC per end). Shared memory
+  // on one host moves them by a copy that the receiving process makes: bytes / bandwidth of CPU
+  // work on the shared cores (the worker's for the parameters, the server's for a gradient).
+  bool memory = false;
   bool free() const { return latency_s == 0.0 && bandwidth_bps == 0.0; }
   // Seconds to move `bytes` one way: latency + bytes / bandwidth.
   double seconds(double bytes) const;
+  // The bandwidth part alone: the copy's CPU time on a memory link.
+  double copy_seconds(double bytes) const;
 };
 
 struct Machine {
@@ -47,9 +53,10 @@ struct Machine {
   std::string describe() const;
 };
 
-// "latency=1ms,bandwidth=1Gbit": latency a duration (straggler/duration.hpp), bandwidth a
-// number with bit, kbit, Mbit, Gbit or B, kB, MB, GB, optionally "/s"; either key may be left
-// out; "none" is no link. The message names the bad key or unit.
+// "latency=1ms,bandwidth=1Gbit[,medium=network|memory]": latency a duration
+// (straggler/duration.hpp), bandwidth a number with bit, kbit, Mbit, Gbit or B, kB, MB, GB,
+// optionally "/s"; any key may be left out; "none" is no link. The message names the bad key or
+// unit.
 Result<Link> parse_link(std::string_view spec);
 
 // "DURATION" (both the per-gradient and the per-update time) or

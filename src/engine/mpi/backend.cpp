@@ -55,6 +55,10 @@ int ranks() {
 Status agree(const Status& mine) {
   return g_backend ? g_backend->agree(mine) : mine;
 }
+Result<PingPong> ping_pong(const std::vector<double>& bytes, double budget_s) {
+  if (g_backend) return g_backend->ping_pong(bytes, budget_s);
+  return Error{"the ping-pong needs Open MPI, which this program was built without"};
+}
 Status fit_workers(TrainerOptions& options) {
   if (g_backend) return g_backend->fit_workers(options);
   if (options.engine == EngineKind::kThread) return {};

@@ -228,7 +228,7 @@ namespace stalesgd::mpi {
 void use_open_mpi() {
   install({open_mpi::init, open_mpi::finalize, open_mpi::end_without_finalize, open_mpi::abort,
            open_mpi::active, open_mpi::rank, open_mpi::ranks, open_mpi::agree,
-           open_mpi::fit_workers, open_mpi::train, [] {
+           open_mpi::fit_workers, open_mpi::train, open_mpi::ping_pong, [] {
              return fmt::format("{}.{}.{}", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
                                 OMPI_RELEASE_VERSION);
            }});

@@ -12,9 +12,11 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "engine/run_context.hpp"
 #include "stalesgd/config/trainer_options.hpp"
+#include "stalesgd/machine/ping_pong.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd::mpi {
@@ -52,6 +54,16 @@ inline bool reports() {
 // not active.
 Status agree(const Status& mine);
 
+// `stalesgd calibrate` under mpirun (docs/machine.md), collective: ranks 0 and 1 time round
+// trips of a message of each size in `bytes`, about `budget_s` in all, while the other ranks
+// wait sleeping. Rank 0 gets the curve and rank 1's host; the other ranks an empty curve. An
+// Error when MPI is not active.
+struct PingPong {
+  std::vector<PingPongPoint> points;
+  std::string host, peer_host;  // ranks 0's and 1's (MPI_Get_processor_name)
+};
+Result<PingPong> ping_pong(const std::vector<double>& bytes, double budget_s);
+
 // --engine mpi: P = (ranks - 1) * workers_per_rank into options.workers; an Error when
 // --workers was given and differs, or when MPI is not active. No-op for --engine thread.
 Status fit_workers(TrainerOptions& options);
@@ -78,6 +90,7 @@ struct Backend {
   Status (*agree)(const Status& mine);
   Status (*fit_workers)(TrainerOptions& options);
   Result<RunRecord> (*train)(RunContext& ctx);
+  Result<PingPong> (*ping_pong)(const std::vector<double>& bytes, double budget_s);
   std::string (*version)();  // "4.1.4": the Open MPI the program was built with
 };
 
@@ -87,7 +100,8 @@ void install(const Backend& backend);
 void use_open_mpi();
 
 namespace open_mpi {
-Result<RunRecord> train(RunContext& ctx);  // train_mpi.cpp
+Result<RunRecord> train(RunContext& ctx);                                       // train_mpi.cpp
+Result<PingPong> ping_pong(const std::vector<double>& bytes, double budget_s);  // ping_pong.cpp
 }  // namespace open_mpi
 
 }  // namespace stalesgd::mpi
