@@ -72,6 +72,19 @@ OptionDecl field(OptionDecl d) {
   return d;
 }
 
+// A rule's own flag (ssp's s, backup's b, ringmaster's R, rennala's old point): straight to the
+// field, but left out of summary.json while it holds RuleSpec's "not given" (-1, or "").
+template <auto... Path>
+OptionDecl rule_field(OptionDecl d) {
+  d = field<&TrainerOptions::rule, Path...>(d);
+  d.get = [](const TrainerOptions& o) -> std::optional<OptionValue> {
+    const auto& f = member_of<&TrainerOptions::rule, Path...>(o);
+    if (f == std::remove_cvref_t<decltype(f)>(RuleSpec{}.*Path...)) return std::nullopt;
+    return get_field<&TrainerOptions::rule, Path...>(o);
+  };
+  return d;
+}
+
 const std::string& word(const OptionValue& v) {
   return std::get<std::string>(v);
 }
@@ -127,26 +140,22 @@ std::vector<OptionDecl> make_table() {
   t.push_back(field<&O::rule, &RuleSpec::k>({.name = "k", .type = T::kInteger,
       .help = "Gradients per update K, 1 <= K <= P (sync: P, async: 1)", .group = kServerGroup,
       .min = 1, .max = 4096, .expects = "an integer K with 1 <= K <= P"}));
-  // Not field<>: -1 means "not given", left out of summary.json for the rules it does not fit.
-  t.push_back({.name = "staleness-bound", .type = T::kInteger,
+  t.push_back(rule_field<&RuleSpec::staleness_bound>({.name = "staleness-bound",
+      .type = T::kInteger,
       .help = "ssp: gradients a worker may run ahead of the slowest live worker s (0: lock-step)",
       .group = kServerGroup, .min = 0, .max = 1'000'000'000,
-      .expects = "an integer s with 0 <= s <= 1000000000",
-      .set = [](O& o, const OptionValue& v) { o.rule.staleness_bound = std::get<std::int64_t>(v); },
-      .get = [](const O& o) -> std::optional<OptionValue> {
-        if (o.rule.staleness_bound < 0) return std::nullopt;
-        return OptionValue{o.rule.staleness_bound};
-      }});
-  t.push_back({.name = "backups", .type = T::kInteger,
+      .expects = "an integer s with 0 <= s <= 1000000000"}));
+  t.push_back(rule_field<&RuleSpec::backups>({.name = "backups", .type = T::kInteger,
       .help = "backup: workers the update does not wait for b, 0 <= b < P (k-sync with K = P - b)",
-      .group = kServerGroup, .min = 0, .max = 4095, .expects = "an integer b with 0 <= b < P",
-      .set = [](O& o, const OptionValue& v) {
-        o.rule.backups = static_cast<int>(std::get<std::int64_t>(v));
-      },
-      .get = [](const O& o) -> std::optional<OptionValue> {
-        if (o.rule.backups < 0) return std::nullopt;
-        return OptionValue{static_cast<std::int64_t>(o.rule.backups)};
-      }});
+      .group = kServerGroup, .min = 0, .max = 4095, .expects = "an integer b with 0 <= b < P"}));
+  t.push_back(rule_field<&RuleSpec::staleness_threshold>({.name = "staleness-threshold",
+      .type = T::kInteger,
+      .help = "ringmaster: a gradient R or more updates stale is ignored, R >= 1",
+      .group = kServerGroup, .min = 1, .max = 1'000'000'000,
+      .expects = "an integer R with 1 <= R <= 1000000000"}));
+  t.push_back(rule_field<&RuleSpec::old_point>({.name = "old-point", .type = T::kString,
+      .help = "rennala: discard | interrupt, the work an update makes old (default: discard)",
+      .group = kServerGroup}));
   t.push_back(field<&O::batch>({.name = "batch", .type = T::kInteger, .default_text = "32",
       .help = "Minibatch size per gradient", .group = kServerGroup, .min = 1, .max = 65536}));
   t.push_back(field<&O::lr>({.name = "lr", .type = T::kNumber, .default_text = "0.05",
@@ -256,7 +265,8 @@ std::vector<OptionDecl> make_table() {
         return OptionValue{o.server_time};
       }});
   t.push_back(field<&O::link>({.name = "link", .type = T::kString, .default_text = "none",
-      .help = "Virtual clock: each worker's link to the server, e.g. 'latency=1ms,bandwidth=1Gbit'",
+      .help = "Virtual clock: each worker's link to the server, e.g. 'latency=1ms,bandwidth=1Gbit' "
+              "(medium=memory: one host, its copies are CPU work)",
       .group = kEngineGroup}));
   t.push_back(field<&O::shards>({.name = "shards", .type = T::kInteger, .default_text = "1",
       .help = "Virtual clock: server shards S, each holding 1/S of the parameters",

@@ -11,4 +11,8 @@
   RULE(k_async_rule)                 \
   RULE(k_batch_async_rule)           \
   RULE(ssp_rule)                     \
-  RULE(backup_rule)
+  RULE(backup_rule)                  \
+  RULE(m_sync_rule)                  \
+  RULE(fedbuff_rule)                 \
+  RULE(rennala_rule)                 \
+  RULE(ringmaster_rule)

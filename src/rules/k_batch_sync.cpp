@@ -14,7 +14,7 @@ Decision KBatchSync::on_gradient(const Arrival& a) {
   }
   if (++pending_ >= k_) {
     d.apply = true;
-    d.cancel_in_flight = true;
+    d.cancel_in_flight = cancel_;
     pending_ = 0;
   }
   return d;

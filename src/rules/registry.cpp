@@ -125,7 +125,7 @@ std::string rule_choices(bool with_own_flags) {
 std::vector<RuleSpec> every_rule_specs(int workers) {
   std::vector<RuleSpec> specs;
   for (const RuleInfo* info : registered_rules()) {
-    if (info->resolve) continue;  // its own flags: no default to sweep
+    if (info->resolve || !info->alias_of.empty()) continue;  // own flags, or a repeat
     if (info->k != KChoice::kGiven) {
       specs.push_back({info->name, 0});
       continue;
@@ -161,6 +161,13 @@ Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers) {
   }
   if (spec.backups != -1 && spec.name != "backup") {
     return Error{fmt::format("--backups applies to --rule backup only, not {}", spec.name)};
+  }
+  if (spec.staleness_threshold != -1 && spec.name != "ringmaster") {
+    return Error{
+        fmt::format("--staleness-threshold applies to --rule ringmaster only, not {}", spec.name)};
+  }
+  if (!spec.old_point.empty() && spec.name != "rennala") {
+    return Error{fmt::format("--old-point applies to --rule rennala only, not {}", spec.name)};
   }
   return info->resolve ? info->resolve(spec, workers) : resolve_k(*info, spec, workers);
 }

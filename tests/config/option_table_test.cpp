@@ -34,6 +34,8 @@ const std::map<std::string, std::pair<std::string, std::string>>& samples() {
       {"k", {"3", "3"}},
       {"staleness-bound", {"2", "2"}},
       {"backups", {"1", "1"}},
+      {"staleness-threshold", {"3", "3"}},
+      {"old-point", {"interrupt", "\"interrupt\""}},
       {"batch", {"64", "64"}},
       {"lr", {"0.125", "0.125"}},
       {"lr-rule", {"dutta:c=0.5", "\"dutta:c=0.5\""}},
@@ -102,10 +104,11 @@ TEST_CASE("option table: the default texts parse to TrainerOptions' defaults", "
     CHECK(options_to_json(o) == options_to_json(defaults));
     CHECK(d.get(o) == d.get(defaults));
   }
-  // K = 0 is "the rule's own", hidden's 128 is mlp's alone, s and b belong to ssp and backup
-  // alone, --out has none, and the machine's cores, server time and file are the free
-  // machine's until given.
-  CHECK(without_default == std::set<std::string>{"k", "hidden", "staleness-bound", "backups", "out",
+  // K = 0 is "the rule's own", hidden's 128 is mlp's alone, s, b, R and the old point belong to
+  // ssp, backup, ringmaster and rennala alone, --out has none, and the machine's cores, server
+  // time and file are the free machine's until given.
+  CHECK(without_default == std::set<std::string>{"k", "hidden", "staleness-bound", "backups",
+                                                 "staleness-threshold", "old-point", "out",
                                                  "resume", "save-model", "cores", "server-time",
                                                  "machine"});
 }
@@ -133,6 +136,8 @@ TEST_CASE(
   mlp.model.name = "mlp";
   mlp.rule.staleness_bound = 0;
   mlp.rule.backups = 0;
+  mlp.rule.staleness_threshold = 2;
+  mlp.rule.old_point = "discard";
   mlp.cores = 2;
   mlp.server_time = "20us";
   mlp.machine = "m.json";

@@ -28,6 +28,7 @@ TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule
     RuleSpec spec{info->name, info->k == KChoice::kGiven ? 2 : 0};
     if (info->name == "ssp") spec.staleness_bound = 0;
     if (info->name == "backup") spec.backups = 1;
+    if (info->name == "ringmaster") spec.staleness_threshold = 2;
     auto r = resolve_rule(spec, 3);
     REQUIRE(r.ok());
     CHECK(r->name() == info->name);
@@ -52,7 +53,8 @@ TEST_CASE("every rule's closed form is the one its registration gives", "[rules]
     REQUIRE(info->closed_form);  // the paper gives one for each of its rules under exp delays
     CHECK(closed_form_runtime(*r, **x)->seconds == info->closed_form(*r, **x)->seconds);
   }
-  // The sweep: sync and async once, the k- rules at K = 1, 2, 4, not ssp and backup.
+  // The sweep: sync and async once, the k- rules at K = 1, 2, 4, not ssp, backup, rennala and
+  // ringmaster (flags of their own), nor m-sync and fedbuff (k-sync and k-batch-async again).
   CHECK(every_rule_specs(4).size() == 2 + 4 * 3);
 }
 

@@ -221,6 +221,8 @@ int theory_command(int argc, char** argv) {
       ("k", "(--k) Gradients per update K, 1 <= K <= P", cxxopts::value<int>())
       ("staleness-bound", "ssp: gradients a worker may run ahead of the slowest s", cxxopts::value<std::int64_t>())
       ("backups", "backup: workers the update does not wait for b (K = P - b)", cxxopts::value<int>())
+      ("staleness-threshold", "ringmaster: a gradient R or more updates stale is ignored", cxxopts::value<std::int64_t>())
+      ("old-point", "rennala: discard | interrupt, the work an update makes old", cxxopts::value<std::string>())
       ("delay", "Delay spec, e.g. 'exp:mean=20ms' (docs/stragglers.md)", cxxopts::value<std::string>())
       ("delay-mode", "pad | add (with no compute time modelled they agree)", cxxopts::value<std::string>()->default_value("pad"))
       ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
@@ -251,6 +253,10 @@ int theory_command(int argc, char** argv) {
     }
     if (r.count("staleness-bound")) a.staleness_bound = r["staleness-bound"].as<std::int64_t>();
     if (r.count("backups")) a.backups = r["backups"].as<int>();
+    if (r.count("staleness-threshold")) {
+      a.staleness_threshold = r["staleness-threshold"].as<std::int64_t>();
+    }
+    if (r.count("old-point")) a.old_point = r["old-point"].as<std::string>();
     if (r.count("fit")) {  // theory --fit RUN_DIR: theory_fit.cpp
       if (r.count("delay") || r.count("workers") || r.count("delay-mode")) {
         return fail(

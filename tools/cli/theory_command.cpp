@@ -23,6 +23,8 @@ Result<nlohmann::json> cell(const RuleConfig& rule, const StragglerProfile& prof
   j["rule"] = rule.name();
   j["k"] = rule.k;
   if (rule.rule == "ssp") j["staleness_bound"] = rule.staleness_bound;
+  if (rule.rule == "ringmaster") j["staleness_threshold"] = rule.staleness_threshold;
+  if (rule.rule == "rennala") j["old_point"] = rule.interrupt_old ? "interrupt" : "discard";
   // The paper's closed forms are the free machine's, without compute time.
   const bool modelled = !machine.free() || machine.compute_s > 0.0;
   if (const Distribution* x = profile.iid(); x != nullptr && !modelled) {
@@ -83,7 +85,8 @@ int run_theory(const TheoryArgs& args) {
     // Every rule for K = 1, 2, 4, ... and P (the baselines with flags of their own aside).
     specs = every_rule_specs(args.workers);
   } else {
-    specs.push_back({args.rule, args.k, args.staleness_bound, args.backups});
+    specs.push_back({args.rule, args.k, args.staleness_bound, args.backups,
+                     args.staleness_threshold, args.old_point});
   }
   std::vector<RuleConfig> rules;
   for (const auto& spec : specs) {

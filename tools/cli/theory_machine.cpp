@@ -24,10 +24,14 @@ Result<RuleConfig> at_workers(const RuleConfig& rule, int workers) {
   if (rule.backup) {  // b = P - K backups, as many as P allows
     return resolve_rule({"backup", 0, -1, std::min(rule.workers - rule.k, workers - 1)}, workers);
   }
-  const bool every = rule.rule == "sync" || rule.rule == "async" || rule.rule == "ssp";
-  return resolve_rule({rule.rule, every ? 0 : std::min(rule.k, workers),
-                       rule.rule == "ssp" ? rule.staleness_bound : -1, -1},
-                      workers);
+  const bool every = rule.rule == "sync" || rule.rule == "async" || rule.rule == "ssp" ||
+                     rule.rule == "ringmaster";
+  RuleSpec spec{rule.rule, every ? 0 : std::min(rule.k, workers)};
+  if (rule.rule == "rennala") spec.k = rule.k;  // S may exceed P
+  if (rule.rule == "ssp") spec.staleness_bound = rule.staleness_bound;
+  if (rule.rule == "ringmaster") spec.staleness_threshold = rule.staleness_threshold;
+  if (rule.rule == "rennala") spec.old_point = rule.interrupt_old ? "interrupt" : "discard";
+  return resolve_rule(spec, workers);
 }
 
 }  // namespace

@@ -96,8 +96,10 @@ class Rule {
 struct RuleSpec {
   std::string name = "sync";
   int k = 0;
-  std::int64_t staleness_bound = -1;  // ssp: s
-  int backups = -1;                   // backup: b
+  std::int64_t staleness_bound = -1;      // ssp: s
+  int backups = -1;                       // backup: b
+  std::int64_t staleness_threshold = -1;  // ringmaster: R
+  std::string old_point{};                // rennala: "discard" (also ""), "interrupt"
 };
 
 // A validated rule: its registered name (rule_registry.hpp), P and the effective K (sync: P,
@@ -106,8 +108,10 @@ struct RuleConfig {
   std::string rule = "sync";
   int workers = 1;
   int k = 1;
-  std::int64_t staleness_bound = 0;  // ssp: s
-  bool backup = false;               // k-sync given as --rule backup --backups P - K
+  std::int64_t staleness_bound = 0;      // ssp: s
+  bool backup = false;                   // k-sync given as --rule backup --backups P - K
+  std::int64_t staleness_threshold = 0;  // ringmaster: R
+  bool interrupt_old = false;            // rennala --old-point interrupt
   // True for the rules whose staleness is always 0 (sync, k-sync, k-batch-sync).
   bool synchronous() const;
   // The name the user gave: "backup" for a backup k-sync, else `rule`.

@@ -49,6 +49,9 @@ struct RuleInfo {
   // Optional: resolves --k and the rule's own flags instead of `k` (ssp's --staleness-bound,
   // backup's --backups). A rule with one is left out of the theory's sweep over every rule.
   std::function<Result<RuleConfig>(const RuleSpec&, int workers)> resolve{};
+  // Set when this rule is another registered rule under the name of a later paper (m-sync is
+  // k-sync): the theory's sweep over every rule leaves it out, as it would repeat that one.
+  std::string alias_of{};
 };
 
 // Adds a rule under info.name, for every run of this process from then on (register before
@@ -68,7 +71,7 @@ std::vector<const RuleInfo*> registered_rules();
 std::string rule_choices(bool with_own_flags = true);
 
 // The rules a sweep over "every rule" takes (theory without --rule): those without a resolve
-// hook, sync-like and async-like ones once, the others at K = 1, 2, 4, ..., P.
+// hook that are no alias, sync-like and async-like ones once, the others at K = 1, 2, 4, ..., P.
 std::vector<RuleSpec> every_rule_specs(int workers);
 
 }  // namespace stalesgd

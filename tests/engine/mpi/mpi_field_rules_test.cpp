@@ -1,0 +1,54 @@
+// The rules published since the paper on --engine mpi (docs/rules.md, "The field since 2018"),
+// their semantics checked from the CSVs rank 0 writes, as tests/rules/ringmaster_test.cpp and
+// tests/rules/rennala_test.cpp check them on threads and the virtual clock.
+#include <catch2/catch.hpp>
+
+#include "engine/mpi/mpi_test_util.hpp"
+#include "support/fixtures.hpp"
+
+using namespace stalesgd::test;
+
+namespace {
+
+Run train_ok(int ranks, const std::string& args) {
+  require_mpi();
+  const TempDir out;
+  const auto r = mpi_train(ranks, args + " --eval-samples 1000 --out " + out.path().string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return read_run(out.path());
+}
+
+}  // namespace
+
+TEST_CASE("mpi: ringmaster applies no gradient R or more updates stale", "[engine][mpi]") {
+  // 3 worker ranks x 2 threads, worker 0 ten times faster: the others come back stale.
+  const auto run = train_ok(4,
+                            "--workers-per-rank 2 --rule ringmaster --staleness-threshold 2 "
+                            "--delay 'exp:mean=10ms;w0=exp:mean=1ms' --iterations 120");
+  REQUIRE(run.updates.size() == 120);
+  for (const auto& [it, gs] : run.by_update) {
+    REQUIRE(gs.size() == 1);
+    CHECK(gs[0].staleness < 2);
+  }
+  CHECK(run.total("cancelled") > 0);  // the ignored ones
+}
+
+TEST_CASE("mpi: rennala's updates are S fresh gradients, a fast worker several",
+          "[engine][mpi]") {
+  const std::string old_point = GENERATE("discard", "interrupt");
+  INFO("--old-point " << old_point);
+  // S = 6 > P = 4.
+  const auto run = train_ok(3,
+                            "--workers-per-rank 2 --rule rennala --k 6 --old-point " + old_point +
+                                " --delay 'const:20ms;w0=const:2ms' --iterations 20");
+  REQUIRE(run.updates.size() == 20);
+  bool repeated = false;
+  for (const auto& [it, gs] : run.by_update) {
+    CHECK(gs.size() == 6);
+    for (const auto& g : gs) CHECK(g.staleness == 0);
+    repeated = repeated || !distinct_workers(gs);
+  }
+  CHECK(repeated);
+  CHECK(run.total("cancelled") > 0);
+}

@@ -1,0 +1,84 @@
+// rennala (rules/rennala.cpp): S fresh gradients from any workers per update, old ones
+// discarded (or, with --old-point interrupt, cut), by hand and from the gradients the thread
+// engine and the virtual clock record; its bad input.
+#include <catch2/catch.hpp>
+
+#include "engine/engine_test_util.hpp"
+#include "rules/rule_test_util.hpp"
+
+using namespace stalesgd;
+using namespace stalesgd::test;
+using Catch::Matchers::Contains;
+
+namespace {
+std::unique_ptr<Rule> rennala(int workers, int s, const std::string& old_point = "") {
+  RuleSpec spec{"rennala", s};
+  spec.old_point = old_point;
+  auto config = resolve_rule(spec, workers);
+  REQUIRE(config.ok());
+  return make_rule(*config);
+}
+}  // namespace
+
+TEST_CASE("rennala takes S gradients at the current point from any workers", "[rules]") {
+  auto r = rennala(2, 3);  // S > P: a fast worker gives several
+  CHECK(r->synchronous());
+  CHECK(push(*r, 0, 4, 4).next == AfterPush::kContinue);
+  CHECK_FALSE(push(*r, 0, 4, 4).apply);
+  const auto update = push(*r, 1, 4, 4);
+  CHECK(update.apply);
+  CHECK_FALSE(update.cancel_in_flight);  // as published: the old work runs on, then is discarded
+  const auto old = push(*r, 1, 4, 5);
+  CHECK_FALSE(old.accept);
+  CHECK(old.next == AfterPush::kContinue);
+  auto cut = rennala(2, 1, "interrupt");
+  CHECK(push(*cut, 0, 0, 0).cancel_in_flight);
+}
+
+TEST_CASE("rennala on threads and the virtual clock: every update is S fresh gradients",
+          "[rules][engine]") {
+  const auto clock = GENERATE(ClockKind::kReal, ClockKind::kVirtual);
+  const std::string old_point = GENERATE("discard", "interrupt");
+  INFO("clock " << (clock == ClockKind::kVirtual ? "virtual" : "real") << ", --old-point "
+                << old_point);
+  // S = 6 > P = 4; worker 0 ten times faster than the rest.
+  auto o = quick_options("rennala", 4, 6, "const:20ms;w0=const:2ms");
+  o.rule.old_point = old_point;
+  o.clock = clock;
+  o.iterations = 30;
+  const auto run = run_ok(o);
+  CHECK(run.updates.size() == 30);
+  bool repeated = false;
+  for (const auto& [it, gs] : by_update(run)) {
+    CHECK(gs.size() == 6);
+    for (const auto& g : gs) CHECK(g.staleness == 0);
+    repeated = repeated || !distinct_workers(gs);
+  }
+  CHECK(repeated);
+  // The slow workers' gradients were computed at points the fast one moved past.
+  CHECK(total(run, &WorkerRecord::cancelled) > 0);
+  if (old_point == "discard") {
+    // Not cut: every minibatch a slow worker began reached the server (bar the last ones).
+    for (const auto& w : run.workers) {
+      if (w.worker != 0) CHECK(w.started <= w.pushed + 1);
+    }
+  }
+}
+
+TEST_CASE("rennala: a missing or bad S or --old-point is one line and exit 2", "[rules][cli]") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--rule", "rennala"}, "needs --k S"},
+      {{"--rule", "rennala", "--k", "0"}, "--k"},
+      {{"--rule", "rennala", "--k", "2", "--old-point", "keep"}, "discard or interrupt"},
+      {{"--rule", "k-sync", "--k", "2", "--old-point", "discard"}, "rennala only"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    std::vector<std::string> args{"train", "--iterations", "5", "--no-progress"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto r = run_cli(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.output) == 1);
+    CHECK_THAT(r.output, Contains(expected));
+  }
+}

@@ -1,0 +1,89 @@
+// ringmaster (rules/ringmaster.hpp): async that ignores a gradient R or more updates stale, by
+// hand and from the gradients the thread engine and the virtual clock record; its bad input.
+#include <catch2/catch.hpp>
+
+#include "engine/engine_test_util.hpp"
+#include "rules/rule_test_util.hpp"
+
+using namespace stalesgd;
+using namespace stalesgd::test;
+using Catch::Matchers::Contains;
+
+namespace {
+std::unique_ptr<Rule> ringmaster(int workers, std::int64_t r) {
+  RuleSpec spec{"ringmaster"};
+  spec.staleness_threshold = r;
+  auto config = resolve_rule(spec, workers);
+  REQUIRE(config.ok());
+  return make_rule(*config);
+}
+
+// Worker 0 ten times faster than the others, so that their gradients come back stale.
+TrainerOptions skewed(const std::string& rule, std::int64_t r) {
+  auto o = quick_options(rule, 6, 0, "exp:mean=10ms;w0=exp:mean=1ms");
+  o.rule.staleness_threshold = r;
+  o.iterations = 150;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("ringmaster applies a gradient with delay < R and ignores the rest", "[rules]") {
+  auto r = ringmaster(4, 2);
+  CHECK_FALSE(r->synchronous());
+  CHECK(r->k() == 1);
+  CHECK(push(*r, 0, 7, 7).apply);  // delay 0
+  CHECK(push(*r, 1, 6, 7).apply);  // delay 1
+  const auto ignored = push(*r, 2, 5, 7);  // delay 2 = R
+  CHECK_FALSE(ignored.accept);
+  CHECK_FALSE(ignored.apply);
+  CHECK(ignored.next == AfterPush::kContinue);  // starts again on the current parameters
+  CHECK_FALSE(push(*r, 3, 0, 7).accept);
+  CHECK(ringmaster(4, 1000)->on_gradient({0, 0, 999}).apply);
+}
+
+TEST_CASE("ringmaster on threads and the virtual clock: no applied gradient is R stale",
+          "[rules][engine]") {
+  const auto clock = GENERATE(ClockKind::kReal, ClockKind::kVirtual);
+  const auto server = GENERATE(ServerPlacement::kInline, ServerPlacement::kThread);
+  if (clock == ClockKind::kVirtual && server == ServerPlacement::kThread) return;
+  INFO("clock " << (clock == ClockKind::kVirtual ? "virtual" : "real") << ", --server "
+                << to_string(server));
+  auto o = skewed("ringmaster", 2);
+  o.clock = clock;
+  o.server = server;
+  const auto run = run_ok(o);
+  CHECK(run.updates.size() == 150);
+  std::uint64_t fresh = 0;
+  for (const auto& [it, gs] : by_update(run)) {
+    REQUIRE(gs.size() == 1);
+    CHECK(gs[0].staleness < 2);
+    fresh += gs[0].staleness == 0;
+  }
+  CHECK(fresh > 0);
+  CHECK(total(run, &WorkerRecord::cancelled) > 0);  // the slow workers' outdated gradients
+  // The same run as plain async applies gradients 2 and more updates stale.
+  auto a = skewed("async", -1);
+  a.clock = clock;
+  a.server = server;
+  std::uint64_t stale = 0;
+  for (const auto& g : run_ok(a).gradients) stale += g.staleness >= 2;
+  CHECK(stale > 0);
+}
+
+TEST_CASE("ringmaster: a missing or bad R is one line and exit 2", "[rules][cli]") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--rule", "ringmaster"}, "needs --staleness-threshold R"},
+      {{"--rule", "ringmaster", "--staleness-threshold", "0"}, "--staleness-threshold"},
+      {{"--rule", "ringmaster", "--staleness-threshold", "2", "--k", "3"}, "drop --k"},
+      {{"--rule", "async", "--staleness-threshold", "2"}, "ringmaster only"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    std::vector<std::string> args{"train", "--iterations", "5", "--no-progress"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto r = run_cli(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.output) == 1);
+    CHECK_THAT(r.output, Contains(expected));
+  }
+}
