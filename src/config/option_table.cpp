@@ -116,12 +116,13 @@ std::vector<OptionDecl> make_table() {
       }});
   t.push_back(field<&O::model, &ModelSpec::l2>({.name = "l2", .type = T::kNumber,
       .default_text = "0", .help = "L2 coefficient lambda (adds lambda/2 ||W||^2)", .group = kDataGroup}));
+  t.push_back(field<&O::partition>({.name = "partition", .type = T::kString, .default_text = "none",
+      .help = "none | iid | by-class | dirichlet:A: each worker samples its own shard", .group = kDataGroup}));
 
   // The registry's names (rules/rule_registry.hpp); the table lives as long as the process.
   static const std::string rule_help = rule_choices();
   t.push_back(field<&O::rule, &RuleSpec::name>({.name = "rule", .type = T::kString,
-      .default_text = "sync",
-      .help = rule_help, .group = kServerGroup}));
+      .default_text = "sync", .help = rule_help, .group = kServerGroup}));
   // Not field<>: --engine mpi needs to know whether P was given or is the ranks'.
   t.push_back({.name = "workers", .type = T::kInteger, .default_text = "1",
       .help = "Number of worker threads P", .group = kServerGroup, .min = 1, .max = 4096,

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "stalesgd/data/partition.hpp"
+
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/model/model.hpp"
 #include "stalesgd/straggler/duration.hpp"
@@ -72,6 +74,13 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
   }
   auto rule = resolve_rule(o.rule, o.workers);
   if (!rule) return rule.error();
+  auto partition = parse_partition(o.partition);
+  if (!partition) return partition.error();
+  if (rule->rule == "malenia" && partition->kind == PartitionSpec::Kind::kNone) {
+    return Error{
+        "--rule malenia averages per worker over workers that hold different data: give "
+        "--partition iid, by-class or dirichlet:A"};
+  }
   if (o.batch < 1 || o.batch > 65536) {
     return Error{
         fmt::format("--batch {} must be a positive number of samples, e.g. --batch 32", o.batch)};

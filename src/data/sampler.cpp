@@ -9,13 +9,20 @@
 namespace stalesgd {
 
 MinibatchSampler::MinibatchSampler(const Split& split, int batch_size, std::uint64_t stream_seed)
+    : MinibatchSampler(split, batch_size, stream_seed, {}) {}
+
+MinibatchSampler::MinibatchSampler(const Split& split, int batch_size, std::uint64_t stream_seed,
+                                   const std::vector<std::uint32_t>& shard)
     : split_(split),
       batch_size_(batch_size),
       rng_(stream_seed),
-      order_(split.count),
+      order_(shard),
       features_(static_cast<std::size_t>(batch_size) * split.dim()),
       labels_(static_cast<std::size_t>(batch_size)) {
-  std::iota(order_.begin(), order_.end(), 0u);
+  if (order_.empty()) {
+    order_.resize(split.count);
+    std::iota(order_.begin(), order_.end(), 0u);
+  }
   reshuffle();
 }
 
@@ -55,7 +62,7 @@ void MinibatchSampler::load(StateReader& in) {
   const std::uint64_t cursor = in.u64();
   if (!in.ok()) return;
   if (cursor > order.size() ||
-      std::any_of(order.begin(), order.end(), [&](std::uint32_t i) { return i >= order.size(); })) {
+      std::any_of(order.begin(), order.end(), [&](std::uint32_t i) { return i >= split_.count; })) {
     in.fail("a sample index out of range");
     return;
   }

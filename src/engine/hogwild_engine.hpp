@@ -136,7 +136,7 @@ class HogwildEngine final : public SupervisedEngine {
         : copy(ctx.initial.size()),
           grad(ctx.initial.size()),
           ws(ctx.model->make_workspace(ctx.options.batch)),
-          sampler(ctx.data.train, ctx.options.batch, derive_seed(seed, SeedStream::kSampler, w)),
+          sampler(ctx.sampler(w, derive_seed(seed, SeedStream::kSampler, w))),
           delays(ctx.run.delays(), w, seed) {
       stats.worker = w;
     }

@@ -1,4 +1,4 @@
-// When a run has diverged, and the message every engine reports.
+// When a run has diverged, and the message every engine reports; a worker's minibatch stream.
 #include "engine/run_context.hpp"
 
 #include <algorithm>
@@ -8,6 +8,12 @@
 #include <fmt/format.h>
 
 namespace stalesgd {
+
+MinibatchSampler RunContext::sampler(int w, std::uint64_t stream_seed) const {
+  static const std::vector<std::uint32_t> kAll;
+  const auto i = static_cast<std::size_t>(w);
+  return {data.train, options.batch, stream_seed, i < shards.size() ? shards[i] : kAll};
+}
 
 bool diverged(double loss, int classes) {
   return !std::isfinite(loss) ||

@@ -11,6 +11,7 @@
 #include "output/run_journal.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/dataset.hpp"
+#include "stalesgd/data/sampler.hpp"
 #include "stalesgd/engine/progress.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/model/model.hpp"
@@ -30,6 +31,10 @@ struct RunContext {
   ProgressSink* progress = nullptr;     // how far the run is; may be null
   spdlog::logger* log = nullptr;        // the run's log (stderr and run.log); null: the default
 
+  // --partition: each worker's indices into data.train (empty: every worker samples it all).
+  std::vector<std::vector<std::uint32_t>> shards{};
+  // Worker w's minibatch stream: its shard, or the whole training split.
+  MinibatchSampler sampler(int w, std::uint64_t stream_seed) const;
   spdlog::logger& logger() const { return log != nullptr ? *log : *spdlog::default_logger_raw(); }
 
   bool interrupted() const {

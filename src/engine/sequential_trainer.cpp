@@ -27,7 +27,7 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
   std::vector<float> w = ctx.initial;
   std::vector<float> grad(n);
   auto ws = model.make_workspace(o.batch);
-  MinibatchSampler sampler(ctx.data.train, o.batch, derive_seed(o.seed, SeedStream::kSampler, 0));
+  MinibatchSampler sampler = ctx.sampler(0, derive_seed(o.seed, SeedStream::kSampler, 0));
   RunSupervisor supervisor(ctx, RunSupervisor::Evaluation::kBackground);
   const LearningRate& lr_rule = ctx.run.learning_rate();
 

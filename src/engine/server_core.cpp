@@ -22,6 +22,7 @@ ServerCore::ServerCore(RunContext& ctx, ParameterStore& store, RunRecord& run)
       k0_(rule_->k()),
       next_adapt_s_(ctx.options.adasync_every_s) {
   round_.reserve(static_cast<std::size_t>(ctx.run.workers()));
+  if (rule_->averages_per_worker()) means_.emplace(ctx.run.workers(), ctx.model->num_params());
 }
 
 void ServerCore::count(int worker, WorkerRecord& rec) const {
@@ -60,12 +61,15 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
   const double lr = lr_.rate(lr_ctx);
   if (diverged(loss, ctx_.data.num_classes)) return divergence_error(current + 1, loss, worker, lr);
   round_.push_back({worker, computed_on, lr, loss, duration_s, drift_sq, grad_sq});
+  if (means_) means_->add(worker, grad, static_cast<float>(lr));
   if (!decision.apply) {
-    acc_.add(grad, static_cast<float>(lr));  // the worker reuses `grad` once this returns
+    if (!means_) acc_.add(grad, static_cast<float>(lr));  // the worker reuses `grad` after
     return out;
   }
   std::span<float> next = store_.begin_update();
-  if (acc_.count() == 0) {
+  if (means_) {
+    means_->apply(store_.current(), next);
+  } else if (acc_.count() == 0) {
     UpdateAccumulator::apply_single(store_.current(), grad, static_cast<float>(lr), next);
   } else {
     acc_.add_and_apply(grad, static_cast<float>(lr), store_.current(), next);
@@ -87,7 +91,11 @@ Result<ServerCore::Outcome> ServerCore::retire(double now_s, int worker, Failure
   out.version = current;
   if (!r.step.decision.apply) return out;
   std::span<float> next = store_.begin_update();
-  acc_.apply(store_.current(), next);
+  if (means_) {
+    means_->apply(store_.current(), next);
+  } else {
+    acc_.apply(store_.current(), next);
+  }
   store_.publish();
   out.version = store_.version();
   record_update(now_s, current, out.version);
@@ -152,6 +160,7 @@ void ServerCore::save(StateWriter& out) const {
   rule_->save(out);
   protocol_.save(out);
   acc_.save(out);
+  if (means_) means_->save(out);
   out.tag("server");
   out.u64(round_.size());
   for (const auto& a : round_) {
@@ -177,10 +186,11 @@ void ServerCore::load(StateReader& in) {
   rule_->load(in);
   protocol_.load(in);
   acc_.load(in);
+  if (means_) means_->load(in);
   if (!in.tag("server")) return;
   const std::uint64_t n = in.u64();
-  if (n > applied_.size()) {
-    in.fail("a round larger than the workers");
+  if (n > (std::uint64_t{1} << 24)) {  // rennala's and malenia's rounds may exceed P
+    in.fail("a round out of range");
     return;
   }
   round_.clear();
@@ -229,6 +239,7 @@ void ServerCore::restart() {
   for (const auto& a : round_) dropped.push_back(a.worker);
   round_.clear();
   acc_.clear();
+  if (means_) means_->clear();
   rule_->clear_round();
   protocol_.restart(store_.version(), dropped);
 }

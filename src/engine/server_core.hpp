@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "engine/parameter_store.hpp"
 #include "engine/run_context.hpp"
 #include "engine/update_accumulator.hpp"
+#include "engine/worker_means.hpp"
 #include "rules/round_protocol.hpp"
 #include "stalesgd/rules/rule.hpp"
 #include "util/state_stream.hpp"
@@ -89,6 +91,7 @@ class ServerCore {
   ParameterStore& store_;
   RunRecord& run_;
   UpdateAccumulator acc_;
+  std::optional<WorkerMeans> means_;  // a rule that averages per worker first (malenia)
   std::vector<Accepted> round_;
   std::vector<std::uint64_t> applied_;
   double staleness_sum_ = 0.0;

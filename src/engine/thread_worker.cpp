@@ -42,8 +42,8 @@ void ThreadEngine::worker_loop(int w) {
   const Model& model = *ctx_.model;
   slot.grad.resize(model.num_params());
   auto ws = model.make_workspace(o_.batch);
-  MinibatchSampler sampler(ctx_.data.train, o_.batch,
-                           derive_seed(server_.stream_seed(), SeedStream::kSampler, w));
+  MinibatchSampler sampler =
+      ctx_.sampler(w, derive_seed(server_.stream_seed(), SeedStream::kSampler, w));
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
   GradientClock gradient_time;

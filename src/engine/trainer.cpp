@@ -8,6 +8,7 @@
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/run_context.hpp"
 #include "stalesgd/data/holdout.hpp"
+#include "stalesgd/data/partition.hpp"
 #include "stalesgd/util/seed.hpp"
 
 namespace stalesgd {
@@ -38,14 +39,25 @@ Result<RunRecord> train(const ResolvedRun& run, const Dataset& given, const Trai
   RunContext ctx{run,         options,      data,       std::move(model).value(),
                  {},          io.interrupt, io.journal, io.resume,
                  io.progress, io.log};
+  // --partition: the same shards on every rank (one seed), so an MPI worker samples its own.
+  auto spec = parse_partition(options.partition);
+  if (!spec) return spec.error();
+  auto shards = partition_split(data.train, *spec, options.workers,
+                                derive_seed(options.seed, SeedStream::kPartition));
+  if (!shards) return shards.error();
+  ctx.shards = std::move(shards).value();
   ctx.initial.resize(ctx.model->num_params());
   ctx.model->init_params(ctx.initial, derive_seed(options.seed, SeedStream::kModelInit));
 
-  if (options.engine == EngineKind::kMpi) return train_mpi(ctx);
-  if (options.sequential) return train_sequential(ctx);
-  if (options.clock == ClockKind::kVirtual) return train_virtual(ctx);
-  if (options.server == ServerPlacement::kHogwild) return train_hogwild(ctx);
-  return train_threads(ctx);
+  auto record = [&] {
+    if (options.engine == EngineKind::kMpi) return train_mpi(ctx);
+    if (options.sequential) return train_sequential(ctx);
+    if (options.clock == ClockKind::kVirtual) return train_virtual(ctx);
+    if (options.server == ServerPlacement::kHogwild) return train_hogwild(ctx);
+    return train_threads(ctx);
+  }();
+  if (record) record->shards = shard_class_counts(data.train, ctx.shards, data.num_classes);
+  return record;
 }
 
 Result<RunRecord> train(const TrainerOptions& options, const Dataset& data,

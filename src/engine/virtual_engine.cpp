@@ -35,8 +35,7 @@ class VirtualEngine final : public EventSimulator::Callbacks {
         sim_(o_.workers, ctx.run.delays(), o_.seed, o_.delay_mode, machine.compute_s, machine) {
     samplers_.reserve(static_cast<std::size_t>(o_.workers));
     for (int w = 0; w < o_.workers; ++w) {
-      samplers_.emplace_back(ctx.data.train, o_.batch,
-                             derive_seed(o_.seed, SeedStream::kSampler, w));
+      samplers_.push_back(ctx.sampler(w, derive_seed(o_.seed, SeedStream::kSampler, w)));
     }
   }
 

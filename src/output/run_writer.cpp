@@ -132,6 +132,15 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
            {"answered", r.answered}});
     }
   }
+  if (!run.shards.empty()) {  // --partition (docs/rules.md, "Partitions"), from the run's seed
+    j["partition"] = {{"spec", config.options().partition}, {"workers", nlohmann::json::array()}};
+    for (std::size_t w = 0; w < run.shards.size(); ++w) {
+      std::size_t n = 0;
+      for (const std::size_t c : run.shards[w]) n += c;
+      j["partition"]["workers"].push_back(
+          {{"worker", w}, {"samples", n}, {"per_class", run.shards[w]}});
+    }
+  }
   j["param_buffers"] = run.param_buffers;
   j["evals_skipped"] = run.evals_skipped;
   j["theory"] = theory_json(theory);

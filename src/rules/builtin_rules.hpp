@@ -15,4 +15,5 @@
   RULE(m_sync_rule)                  \
   RULE(fedbuff_rule)                 \
   RULE(rennala_rule)                 \
+  RULE(malenia_rule)                 \
   RULE(ringmaster_rule)

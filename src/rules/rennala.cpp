@@ -24,8 +24,7 @@ Result<RuleConfig> resolve_rennala(const RuleSpec& spec, int workers) {
   if (spec.old_point == "interrupt") {
     c.interrupt_old = true;
   } else if (!spec.old_point.empty() && spec.old_point != "discard") {
-    return Error{
-        fmt::format("--old-point '{}' must be discard or interrupt", spec.old_point)};
+    return Error{fmt::format("--old-point '{}' must be discard or interrupt", spec.old_point)};
   }
   return c;
 }

@@ -28,8 +28,8 @@ Result<RuleConfig> resolve_ringmaster(const RuleSpec& spec, int workers) {
         "ago is ignored (R >= 1; the paper's choice is about sigma^2 / epsilon)"};
   }
   if (spec.staleness_threshold < 1) {
-    return Error{fmt::format("--staleness-threshold {} must be at least 1",
-                             spec.staleness_threshold)};
+    return Error{
+        fmt::format("--staleness-threshold {} must be at least 1", spec.staleness_threshold)};
   }
   if (spec.k != 0 && spec.k != 1) {
     return Error{fmt::format(

@@ -2,6 +2,8 @@
 #include "stalesgd/rules/rule.hpp"
 #include "util/state_stream.hpp"
 
+#include <algorithm>
+
 namespace stalesgd {
 
 void Rule::save(StateWriter& out) const {
@@ -15,7 +17,8 @@ void Rule::load(StateReader& in) {
   const std::int64_t k = in.i64();
   const std::int64_t pending = in.i64();
   if (!in.ok()) return;
-  if (k < 1 || k > workers_ || pending < 0 || pending > workers_) {
+  // K is at most P, or the K the rule was made with (rennala's and malenia's S may exceed P).
+  if (k < 1 || k > std::max(workers_, k_) || pending < 0 || pending > most_pending()) {
     in.fail("K or the round's count out of range for this rule");
     return;
   }

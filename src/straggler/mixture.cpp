@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "straggler/families.hpp"
-#include "straggler/uniform01.hpp"
+#include "util/uniform01.hpp"
 
 namespace stalesgd::straggler {
 namespace {

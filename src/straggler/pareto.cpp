@@ -8,7 +8,7 @@
 
 #include "stalesgd/straggler/duration.hpp"
 #include "straggler/families.hpp"
-#include "straggler/uniform01.hpp"
+#include "util/uniform01.hpp"
 
 namespace stalesgd::straggler {
 namespace {

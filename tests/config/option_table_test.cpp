@@ -36,6 +36,7 @@ const std::map<std::string, std::pair<std::string, std::string>>& samples() {
       {"backups", {"1", "1"}},
       {"staleness-threshold", {"3", "3"}},
       {"old-point", {"interrupt", "\"interrupt\""}},
+      {"partition", {"dirichlet:0.5", "\"dirichlet:0.5\""}},
       {"batch", {"64", "64"}},
       {"lr", {"0.125", "0.125"}},
       {"lr-rule", {"dutta:c=0.5", "\"dutta:c=0.5\""}},

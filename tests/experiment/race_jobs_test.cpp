@@ -116,11 +116,11 @@ TEST_CASE(
   std::ifstream runs(dir / "out" / "runs.csv");
   std::string header, row;
   std::getline(runs, header);
-  CHECK_THAT(header, StartsWith("label,slug,dataset,data_dir,model,l2,rule,workers,"));
+  CHECK_THAT(header, StartsWith("label,slug,dataset,data_dir,model,l2,partition,rule,workers,"));
   CHECK_THAT(header, Contains(",k,batch,lr,lr_rule,delay,delay_mode,"));
   std::getline(runs, row);
   CHECK_THAT(row, StartsWith("K=1,k-1,mnist,"));
-  CHECK_THAT(row, Contains(",softmax,0,k-async,4,"));
+  CHECK_THAT(row, Contains(",softmax,0,none,k-async,4,"));
   int rows = 1;
   while (std::getline(runs, row)) ++rows;
   CHECK(rows == 4);

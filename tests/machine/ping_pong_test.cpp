@@ -12,8 +12,10 @@ TEST_CASE("ping-pong: the link through the curve's smallest and largest messages
           "[machine][ping-pong]") {
   // One way 2 us + bytes at 8 Gbit/s (1 ns a byte); the middle point is off the line and
   // does not move the fit.
-  std::vector<PingPongPoint> curve{
-      {1024.0, 2 * (2e-6 + 1024e-9)}, {4.0, 2 * (2e-6 + 4e-9)}, {64e3, 1.0}, {4e5, 2 * (2e-6 + 4e-4)}};
+  std::vector<PingPongPoint> curve{{1024.0, 2 * (2e-6 + 1024e-9)},
+                                   {4.0, 2 * (2e-6 + 4e-9)},
+                                   {64e3, 1.0},
+                                   {4e5, 2 * (2e-6 + 4e-4)}};
   auto link = fit_link(curve, true);
   REQUIRE(link.ok());
   CHECK(link->latency_s == Approx(2e-6).epsilon(1e-9));

@@ -31,8 +31,8 @@ TEST_CASE("ringmaster applies a gradient with delay < R and ignores the rest", "
   auto r = ringmaster(4, 2);
   CHECK_FALSE(r->synchronous());
   CHECK(r->k() == 1);
-  CHECK(push(*r, 0, 7, 7).apply);  // delay 0
-  CHECK(push(*r, 1, 6, 7).apply);  // delay 1
+  CHECK(push(*r, 0, 7, 7).apply);          // delay 0
+  CHECK(push(*r, 1, 6, 7).apply);          // delay 1
   const auto ignored = push(*r, 2, 5, 7);  // delay 2 = R
   CHECK_FALSE(ignored.accept);
   CHECK_FALSE(ignored.apply);

@@ -15,8 +15,10 @@
 #include "output/model_file.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
+#include "stalesgd/data/partition.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/theory/runtime.hpp"
+#include "stalesgd/util/seed.hpp"
 #include "util/logging.hpp"
 
 namespace stalesgd::cli {
@@ -137,6 +139,13 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   };
   if (!data) data.emplace(load_dataset(options.dataset, options.data_dir));
   if (ready && !*data) ready = data->error();
+  // --partition that leaves a worker no sample is bad input, like a bad flag.
+  if (ready) {
+    auto shards =
+        partition_split((*data)->train, *parse_partition(options.partition), options.workers,
+                        derive_seed(options.seed, SeedStream::kPartition));
+    if (!shards) return failed(shards.error().message, 2);
+  }
   // --engine mpi: every rank is ready, or all stop and rank 0 names the one that is not.
   if (auto s = mpi::agree(ready); !s) return failed(s.error().message, 1);
   spdlog::logger& logger = log != nullptr ? *log->logger() : *spdlog::default_logger();

@@ -23,6 +23,10 @@ class MinibatchSampler {
  public:
   // `stream_seed` should come from derive_seed(run_seed, SeedStream::kSampler, worker).
   MinibatchSampler(const Split& split, int batch_size, std::uint64_t stream_seed);
+  // Samples only `shard`'s indices into `split` (a worker's shard, stalesgd/data/partition.hpp);
+  // an empty shard is the whole split.
+  MinibatchSampler(const Split& split, int batch_size, std::uint64_t stream_seed,
+                   const std::vector<std::uint32_t>& shard);
 
   // The next minibatch; valid until the next call.
   Batch next();

@@ -120,6 +120,8 @@ struct RunRecord {
   // The virtual clock's machine as modelled (messages sized, --server-time auto measured);
   // nullopt on the free machine and the real clock (docs/machine.md).
   std::optional<Machine> machine;
+  // --partition: each worker's training samples per class (empty: every worker samples all).
+  std::vector<std::vector<std::size_t>> shards;
   std::size_t param_buffers = 0;  // parameter versions held at the peak (memory)
   std::size_t num_params = 0;
   std::size_t eval_test_samples = 0;   // test samples each evaluation used

@@ -8,6 +8,7 @@
 // Thread safety: not thread-safe; only the server (one thread) calls a Rule.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -74,6 +75,10 @@ class Rule {
   // arrival or retirement that makes this true again. The K-of-P rules never hold anyone.
   virtual bool may_start(int /*worker*/) const { return true; }
 
+  // Malenia (rules/malenia.cpp): the update is the mean over the workers of each worker's mean
+  // of its gradients in the round, not the mean of them all.
+  virtual bool averages_per_worker() const { return false; }
+
   // Accepted gradients in the current (unfinished) round.
   int pending() const { return pending_; }
 
@@ -86,6 +91,8 @@ class Rule {
 
  protected:
   Rule(int workers, int k) : workers_(workers), k_(k) {}
+  // The most accepted gradients a round can hold: a checkpoint's larger count is corrupt.
+  virtual std::int64_t most_pending() const { return std::max(workers_, k_); }
   int workers_;
   int k_;
   int pending_ = 0;

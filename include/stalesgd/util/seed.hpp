@@ -18,6 +18,7 @@ enum class SeedStream : std::uint64_t {
   kDelay = 3,
   kTheory = 4,
   kComputeTime = 5,
+  kPartition = 6,
 };
 
 // SplitMix64 finaliser (Steele, Lea, Flood 2014): a bijective mix, so distinct inputs never

@@ -256,8 +256,7 @@ void RankWorkers::worker_loop(int local) {
   PushBuffers pushes(model.num_params());
   auto ws = model.make_workspace(o_.batch);
   // The thread engine's stream for worker w: the same seed gives the same data.
-  MinibatchSampler sampler(ctx_.data.train, o_.batch,
-                           derive_seed(stream_seed_, SeedStream::kSampler, w));
+  MinibatchSampler sampler = ctx_.sampler(w, derive_seed(stream_seed_, SeedStream::kSampler, w));
   WorkerRecord& stats = slot.stats;
   stats.worker = w;
   GradientClock gradient_time;

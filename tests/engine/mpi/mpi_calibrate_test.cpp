@@ -42,9 +42,9 @@ TEST_CASE("mpi calibrate: the link from a ping-pong between ranks 0 and 1", "[mp
 
   // theory takes the file: a memory link's copies are CPU work, so on 1 core one worker's
   // gradient costs C, two copies and the server's work, plus two latencies.
-  auto t = run_cli({"theory", "--machine", file, "--cores", "1", "--workers", "1", "--rule",
-                    "async", "--delay", "none", "--json", "--samples", "500", "--saturation-max",
-                    "1"});
+  auto t =
+      run_cli({"theory", "--machine", file, "--cores", "1", "--workers", "1", "--rule", "async",
+               "--delay", "none", "--json", "--samples", "500", "--saturation-max", "1"});
   INFO(t.output);
   REQUIRE(t.exit_code == 0);
   const double copy = 8.0 * 4.0 * 7850 / m["link_bandwidth_bps"].get<double>();

@@ -1,6 +1,8 @@
 // The rules published since the paper on --engine mpi (docs/rules.md, "The field since 2018"),
 // their semantics checked from the CSVs rank 0 writes, as tests/rules/ringmaster_test.cpp and
 // tests/rules/rennala_test.cpp check them on threads and the virtual clock.
+#include <set>
+
 #include <catch2/catch.hpp>
 
 #include "engine/mpi/mpi_test_util.hpp"
@@ -34,14 +36,13 @@ TEST_CASE("mpi: ringmaster applies no gradient R or more updates stale", "[engin
   CHECK(run.total("cancelled") > 0);  // the ignored ones
 }
 
-TEST_CASE("mpi: rennala's updates are S fresh gradients, a fast worker several",
-          "[engine][mpi]") {
+TEST_CASE("mpi: rennala's updates are S fresh gradients, a fast worker several", "[engine][mpi]") {
   const std::string old_point = GENERATE("discard", "interrupt");
   INFO("--old-point " << old_point);
   // S = 6 > P = 4.
-  const auto run = train_ok(3,
-                            "--workers-per-rank 2 --rule rennala --k 6 --old-point " + old_point +
-                                " --delay 'const:20ms;w0=const:2ms' --iterations 20");
+  const auto run =
+      train_ok(3, "--workers-per-rank 2 --rule rennala --k 6 --old-point " + old_point +
+                      " --delay 'const:20ms;w0=const:2ms' --iterations 20");
   REQUIRE(run.updates.size() == 20);
   bool repeated = false;
   for (const auto& [it, gs] : run.by_update) {
@@ -51,4 +52,19 @@ TEST_CASE("mpi: rennala's updates are S fresh gradients, a fast worker several",
   }
   CHECK(repeated);
   CHECK(run.total("cancelled") > 0);
+}
+
+TEST_CASE("mpi: malenia's updates hold every worker's fresh gradients", "[engine][mpi]") {
+  const auto run = train_ok(3,
+                            "--workers-per-rank 2 --rule malenia --k 8 --partition by-class "
+                            "--delay 'const:20ms;w0=const:2ms' --iterations 15");
+  REQUIRE(run.updates.size() == 15);
+  for (const auto& [it, gs] : run.by_update) {
+    std::set<long> from;
+    for (const auto& g : gs) {
+      CHECK(g.staleness == 0);
+      from.insert(g.worker);
+    }
+    CHECK(from.size() == 4);
+  }
 }
