@@ -162,7 +162,7 @@ std::vector<OptionDecl> make_table() {
   t.push_back(field<&O::lr>({.name = "lr", .type = T::kNumber, .default_text = "0.05",
       .help = "Learning rate (the cap lr_max for --lr-rule dutta:...)", .group = kServerGroup}));
   t.push_back(field<&O::lr_rule>({.name = "lr-rule", .type = T::kString, .default_text = "fixed",
-      .help = "fixed | step:every=N,factor=F | exp:decay=D | inv-staleness | dutta:c=C",
+      .help = "fixed | step:every=N,factor=F | exp:decay=D | inv-staleness | dutta:c=C | delay-adaptive:c=C",
       .group = kServerGroup}));
   t.push_back(field<&O::delay>({.name = "delay", .type = T::kString, .default_text = "none",
       .help = "Straggler delay spec, e.g. 'exp:mean=10ms' (docs/stragglers.md)", .group = kServerGroup}));

@@ -22,8 +22,7 @@ void shuffle(std::vector<std::uint32_t>& v, Rng& rng) {
 }
 
 // Deals `order` into `workers` contiguous runs whose sizes differ by at most one.
-std::vector<std::vector<std::uint32_t>> deal(const std::vector<std::uint32_t>& order,
-                                             int workers) {
+std::vector<std::vector<std::uint32_t>> deal(const std::vector<std::uint32_t>& order, int workers) {
   std::vector<std::vector<std::uint32_t>> shards(static_cast<std::size_t>(workers));
   const std::size_t n = order.size();
   for (std::size_t w = 0; w < shards.size(); ++w) {
@@ -53,8 +52,8 @@ double gamma(double a, Rng& rng) {
 std::vector<std::vector<std::uint32_t>> dirichlet(const Split& split, double alpha, int workers,
                                                   Rng& rng) {
   std::vector<std::vector<std::uint32_t>> shards(static_cast<std::size_t>(workers));
-  const int classes = split.count == 0 ? 0 : *std::max_element(split.labels.begin(),
-                                                               split.labels.end()) + 1;
+  const int classes =
+      split.count == 0 ? 0 : *std::max_element(split.labels.begin(), split.labels.end()) + 1;
   for (int c = 0; c < classes; ++c) {
     std::vector<std::uint32_t> members;
     for (std::uint32_t i = 0; i < split.count; ++i) {
@@ -71,8 +70,8 @@ std::vector<std::vector<std::uint32_t>> dirichlet(const Split& split, double alp
       const std::size_t to =
           w + 1 == shards.size()
               ? members.size()
-              : std::min(members.size(), static_cast<std::size_t>(std::llround(
-                                             cumulative / total * members.size())));
+              : std::min(members.size(), static_cast<std::size_t>(
+                                             std::llround(cumulative / total * members.size())));
       shards[w].insert(shards[w].end(), members.begin() + static_cast<std::ptrdiff_t>(from),
                        members.begin() + static_cast<std::ptrdiff_t>(std::max(from, to)));
       from = std::max(from, to);
@@ -99,8 +98,8 @@ Result<PartitionSpec> parse_partition(std::string_view text) {
     }
     return PartitionSpec{PartitionSpec::Kind::kDirichlet, alpha};
   }
-  return Error{fmt::format(
-      "--partition '{}' is not none, iid, by-class or dirichlet:A (A > 0)", text)};
+  return Error{
+      fmt::format("--partition '{}' is not none, iid, by-class or dirichlet:A (A > 0)", text)};
 }
 
 Result<std::vector<std::vector<std::uint32_t>>> partition_split(const Split& split,

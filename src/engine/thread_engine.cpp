@@ -12,7 +12,9 @@ ThreadEngine::ThreadEngine(RunContext& ctx)
       o_(ctx.options),
       server_(ctx, *this, 2 * static_cast<std::size_t>(ctx.options.workers) + 4, "thread"),
       slots_(static_cast<std::size_t>(o_.workers)) {
-  if (ctx.run.rule().synchronous()) {
+  // A rule whose updates leave work in flight running (rennala's discard, malenia) needs each
+  // worker's version pinned at its assignment, as the asynchronous rules' own timers do.
+  if (server_.rule().cuts_in_flight()) {
     wake_ = std::make_unique<ServerTimers>(
         slots_, server_.store(), server_.rule(), o_.delay_mode,
         [this](const std::string& what) { server_.fail_thread("the wake timer", what); });

@@ -12,7 +12,8 @@ namespace stalesgd {
 namespace {
 
 constexpr const char* kRules =
-    "fixed, step:every=N,factor=F, exp:decay=D, inv-staleness, dutta:c=C";
+    "fixed, step:every=N,factor=F, exp:decay=D, inv-staleness, dutta:c=C, "
+    "delay-adaptive:c=C";
 
 // "every=1000,factor=0.5" -> {every: 1000, factor: 0.5}
 Result<std::map<std::string, double>> parse_params(std::string_view rule, std::string_view text) {
@@ -93,6 +94,11 @@ Result<std::unique_ptr<LearningRate>> make_learning_rate(double base, std::strin
     if (!c) return c.error();
     if (!(*c > 0.0)) return Error{fmt::format("--lr-rule '{}': c must be positive", rule)};
     lr = make_staleness_distance(base, *c);
+  } else if (name == "delay-adaptive") {
+    auto c = take(params, "c", rule, "delay-adaptive:c=C, e.g. delay-adaptive:c=8 (C: P)");
+    if (!c) return c.error();
+    if (!(*c >= 1.0)) return Error{fmt::format("--lr-rule '{}': c must be at least 1", rule)};
+    lr = make_delay_adaptive(base, *c);
   } else {
     return Error{fmt::format("unknown --lr-rule '{}'; use one of: {}", name, kRules)};
   }

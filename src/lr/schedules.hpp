@@ -13,5 +13,6 @@ std::unique_ptr<LearningRate> make_step_decay(double base, std::uint64_t every, 
 std::unique_ptr<LearningRate> make_exponential_decay(double base, double decay);
 std::unique_ptr<LearningRate> make_inverse_staleness(double base);
 std::unique_ptr<LearningRate> make_staleness_distance(double lr_max, double c);
+std::unique_ptr<LearningRate> make_delay_adaptive(double base, double c);
 
 }  // namespace stalesgd

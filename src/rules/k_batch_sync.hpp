@@ -18,6 +18,7 @@ class KBatchSync final : public Rule {
   std::string_view name() const override { return name_; }
   bool synchronous() const override { return true; }
   Decision on_gradient(const Arrival& arrival) override;
+  bool cuts_in_flight() const override { return cancel_; }
 
  private:
   std::string name_;

@@ -19,6 +19,7 @@ class Malenia final : public Rule {
   std::string_view name() const override { return "malenia"; }
   bool synchronous() const override { return true; }
   bool averages_per_worker() const override { return true; }
+  bool cuts_in_flight() const override { return false; }
   Decision on_gradient(const Arrival& arrival) override;
   Decision on_retire(int worker, int live) override;
   void save(StateWriter& out) const override;

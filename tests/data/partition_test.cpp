@@ -88,7 +88,8 @@ TEST_CASE("partition: a worker's sampler draws only from its shard", "[data][par
 }
 
 TEST_CASE("partition: bad specs and a worker left without data are one line", "[data][partition]") {
-  for (const std::string bad : {"dirichlet:0", "dirichlet:-1", "dirichlet:x", "dirichlet:", "shards"}) {
+  for (const std::string bad :
+       {"dirichlet:0", "dirichlet:-1", "dirichlet:x", "dirichlet:", "shards"}) {
     INFO(bad);
     CHECK_THAT(parse_partition(bad).error().message, Contains("--partition '" + bad + "'"));
   }
@@ -126,8 +127,8 @@ TEST_CASE("partition CLI: summary.json records the shards and bad input exits 2"
   }
   // A Dirichlet draw with A = 0.001 over 512 workers gives each class to a few of them: most
   // are left with none.
-  auto empty = run_cli({"train", "--partition", "dirichlet:0.001", "--workers", "512",
-                        "--clock", "virtual", "--iterations", "5", "--no-progress"});
+  auto empty = run_cli({"train", "--partition", "dirichlet:0.001", "--workers", "512", "--clock",
+                        "virtual", "--iterations", "5", "--no-progress"});
   CHECK(empty.exit_code == 2);
   CHECK(line_count(empty.output) == 1);
   CHECK_THAT(empty.output, Contains("no training sample"));

@@ -44,6 +44,19 @@ TEST_CASE("staleness-aware rules", "[lr]") {
   CHECK(at(**dutta, 1, 3, 0.0) == 0.1);  // fresh: the cap
   CHECK(at(**dutta, 1, 3, 0.1) == 0.1);  // 0.02 / 0.1 = 0.2 > cap
   CHECK(at(**dutta, 1, 3, 1.0) == Approx(0.02));
+
+  // Koloskova et al. 2022: the full step up to delay C, then lr C / tau.
+  auto adaptive = make_learning_rate(0.1, "delay-adaptive:c=4");
+  REQUIRE(adaptive.ok());
+  CHECK(at(**adaptive, 9, 0) == 0.1);
+  CHECK(at(**adaptive, 9, 4) == 0.1);
+  CHECK(at(**adaptive, 9, 8) == Approx(0.05));
+  CHECK(at(**adaptive, 9, 400) == Approx(0.001));
+  CHECK_FALSE((*adaptive)->needs_distance());
+  CHECK_THAT(make_learning_rate(0.1, "delay-adaptive").error().message,
+             Catch::Matchers::Contains("missing c"));
+  CHECK_THAT(make_learning_rate(0.1, "delay-adaptive:c=0.5").error().message,
+             Catch::Matchers::Contains("c must be at least 1"));
 }
 
 TEST_CASE("bad --lr and --lr-rule give one clear line", "[lr]") {

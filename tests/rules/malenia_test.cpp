@@ -20,7 +20,7 @@ TEST_CASE("malenia waits for every worker and the harmonic mean of their counts"
   CHECK_FALSE(push(*r, 0, 0, 0).apply);
   CHECK_FALSE(push(*r, 1, 0, 0).apply);  // worker 2 has given nothing
   const auto old = push(*r, 2, 9, 10);
-  CHECK_FALSE(old.accept);  // an older point
+  CHECK_FALSE(old.accept);                // an older point
   const auto update = push(*r, 2, 0, 0);  // B = (2, 1, 1): 1/2 + 1 + 1 = 2.5 <= 3
   CHECK(update.apply);
   CHECK_FALSE(update.cancel_in_flight);
@@ -65,8 +65,7 @@ TEST_CASE("malenia: no partition, no S or a bad S is one line and exit 2", "[rul
       {{"--rule", "malenia", "--k", "0", "--partition", "iid"}, "--k"},
   };
   for (const auto& [flags, expected] : cases) {
-    std::vector<std::string> args{"train", "--iterations", "5", "--workers", "4",
-                                  "--no-progress"};
+    std::vector<std::string> args{"train", "--iterations", "5", "--workers", "4", "--no-progress"};
     args.insert(args.end(), flags.begin(), flags.end());
     auto r = run_cli(args);
     INFO(r.output);

@@ -75,6 +75,9 @@ class Rule {
   // arrival or retirement that makes this true again. The K-of-P rules never hold anyone.
   virtual bool may_start(int /*worker*/) const { return true; }
 
+  // True when every update cuts the work in flight (the thread engine's server then owns the
+  // workers' wake-ups, engine/wake_policy.hpp); rennala's discard and malenia let it run on.
+  virtual bool cuts_in_flight() const { return synchronous(); }
   // Malenia (rules/malenia.cpp): the update is the mean over the workers of each worker's mean
   // of its gradients in the round, not the mean of them all.
   virtual bool averages_per_worker() const { return false; }
