@@ -89,3 +89,20 @@ TEST_CASE("rennala: a missing or bad S or --old-point is one line and exit 2", "
     CHECK_THAT(r.output, Contains(expected));
   }
 }
+
+TEST_CASE("rennala on threads discards the old-point work the virtual clock does",
+          "[rules][engine]") {
+  // Fixed heterogeneous speeds: which minibatches end at an old point is set by the delays, so
+  // the threads' count matches the virtual clock's up to timer jitter. A server that pinned a
+  // held-back worker's version at its late release made that work fresh: half the discards.
+  auto o = quick_options("rennala", 4, 6,
+                         "const:20ms;w0=const:20ms;w1=const:40ms;w2=const:60ms;w3=const:80ms");
+  o.iterations = 20;
+  const auto threads = total(run_ok(o), &WorkerRecord::cancelled);
+  o.clock = ClockKind::kVirtual;
+  const auto virtual_clock = total(run_ok(o), &WorkerRecord::cancelled);
+  INFO("threads " << threads << ", virtual " << virtual_clock);
+  REQUIRE(virtual_clock > 20);
+  CHECK(threads >= virtual_clock * 4 / 5);
+  CHECK(threads <= virtual_clock * 5 / 4);
+}
