@@ -59,18 +59,9 @@ TEST_CASE("malenia on threads and the virtual clock: every worker contributes to
 }
 
 TEST_CASE("malenia: no partition, no S or a bad S is one line and exit 2", "[rules][cli]") {
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
-      {{"--rule", "malenia", "--k", "4"}, "give --partition"},
-      {{"--rule", "malenia", "--partition", "iid"}, "needs --k S"},
-      {{"--rule", "malenia", "--k", "0", "--partition", "iid"}, "--k"},
-  };
-  for (const auto& [flags, expected] : cases) {
-    std::vector<std::string> args{"train", "--iterations", "5", "--workers", "4", "--no-progress"};
-    args.insert(args.end(), flags.begin(), flags.end());
-    auto r = run_cli(args);
-    INFO(r.output);
-    CHECK(r.exit_code == 2);
-    CHECK(line_count(r.output) == 1);
-    CHECK_THAT(r.output, Contains(expected));
-  }
+  check_bad_train_flags({
+      {{"--workers", "4", "--rule", "malenia", "--k", "4"}, "give --partition"},
+      {{"--workers", "4", "--rule", "malenia", "--partition", "iid"}, "needs --k S"},
+      {{"--workers", "4", "--rule", "malenia", "--k", "0", "--partition", "iid"}, "--k"},
+  });
 }

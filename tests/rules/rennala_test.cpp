@@ -73,21 +73,12 @@ TEST_CASE("rennala on threads and the virtual clock: every update is S fresh gra
 }
 
 TEST_CASE("rennala: a missing or bad S or --old-point is one line and exit 2", "[rules][cli]") {
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+  check_bad_train_flags({
       {{"--rule", "rennala"}, "needs --k S"},
       {{"--rule", "rennala", "--k", "0"}, "--k"},
       {{"--rule", "rennala", "--k", "2", "--old-point", "keep"}, "discard or interrupt"},
       {{"--rule", "k-sync", "--k", "2", "--old-point", "discard"}, "rennala only"},
-  };
-  for (const auto& [flags, expected] : cases) {
-    std::vector<std::string> args{"train", "--iterations", "5", "--no-progress"};
-    args.insert(args.end(), flags.begin(), flags.end());
-    auto r = run_cli(args);
-    INFO(r.output);
-    CHECK(r.exit_code == 2);
-    CHECK(line_count(r.output) == 1);
-    CHECK_THAT(r.output, Contains(expected));
-  }
+  });
 }
 
 TEST_CASE("rennala on threads discards the old-point work the virtual clock does",

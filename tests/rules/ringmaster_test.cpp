@@ -71,19 +71,10 @@ TEST_CASE("ringmaster on threads and the virtual clock: no applied gradient is R
 }
 
 TEST_CASE("ringmaster: a missing or bad R is one line and exit 2", "[rules][cli]") {
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+  check_bad_train_flags({
       {{"--rule", "ringmaster"}, "needs --staleness-threshold R"},
       {{"--rule", "ringmaster", "--staleness-threshold", "0"}, "--staleness-threshold"},
       {{"--rule", "ringmaster", "--staleness-threshold", "2", "--k", "3"}, "drop --k"},
       {{"--rule", "async", "--staleness-threshold", "2"}, "ringmaster only"},
-  };
-  for (const auto& [flags, expected] : cases) {
-    std::vector<std::string> args{"train", "--iterations", "5", "--no-progress"};
-    args.insert(args.end(), flags.begin(), flags.end());
-    auto r = run_cli(args);
-    INFO(r.output);
-    CHECK(r.exit_code == 2);
-    CHECK(line_count(r.output) == 1);
-    CHECK_THAT(r.output, Contains(expected));
-  }
+  });
 }

@@ -2,10 +2,14 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "stalesgd/rules/rule.hpp"
+#include "support/fixtures.hpp"
 
 namespace stalesgd::test {
 
@@ -17,6 +21,21 @@ inline std::unique_ptr<Rule> rule(const std::string& name, int workers, int k = 
 
 inline Decision push(Rule& r, int worker, std::uint64_t computed_on, std::uint64_t current) {
   return r.on_gradient({worker, computed_on, current});
+}
+
+// `stalesgd train --iterations 5 FLAGS` for each case: bad input, so exit 2 and one line that
+// says `expected`.
+using BadFlags = std::vector<std::pair<std::vector<std::string>, std::string>>;
+inline void check_bad_train_flags(const BadFlags& cases) {
+  for (const auto& [flags, expected] : cases) {
+    std::vector<std::string> args{"train", "--iterations", "5", "--no-progress"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto r = run_cli(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.output) == 1);
+    CHECK_THAT(r.output, Catch::Matchers::Contains(expected));
+  }
 }
 
 }  // namespace stalesgd::test
