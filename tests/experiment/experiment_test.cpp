@@ -167,6 +167,7 @@ TEST_CASE("every experiment shipped in experiments/ loads and expands to its run
       {"error-k-async.toml", 20},
       {"error-k-batch-async.toml", 20},
       {"ssp-vs-k-async.toml", 25},
+      {"the-field.toml", 200},
       {"k-batch-sync-vs-k-sync.toml", 20},
       {"fashion-1-sync-vs-async.toml", 10},
       {"fashion-2-k-sync-tradeoff.toml", 20},
