@@ -58,13 +58,14 @@ TEST_CASE("rennala on threads and the virtual clock: every update is S fresh gra
   // The slow workers' gradients were computed at points the fast one moved past.
   CHECK(total(run, &WorkerRecord::cancelled) > 0);
   // Worker 0 gives S = 6 gradients in 12 ms, so a 20 ms minibatch always ends at a point an
-  // update has left: only worker 0's gradients are applied. Discarded, a slow worker's work runs
-  // to its end at the point it began on and reaches the server, where it is dropped; cut, it
-  // does not.
+  // update has left: only worker 0's gradients are applied (on the virtual clock; on threads
+  // under a sanitizer worker 0's compute may stretch a round past 20 ms). Discarded, a slow
+  // worker's work runs to its end at the point it began on and reaches the server, where it is
+  // dropped; cut, it does not.
   for (const auto& w : run.workers) {
     INFO("worker " << w.worker);
     if (w.worker == 0) continue;
-    CHECK(w.applied == 0);
+    if (clock == ClockKind::kVirtual) CHECK(w.applied == 0);
     if (old_point == "discard") {
       CHECK(w.pushed > 0);
       CHECK(w.started <= w.pushed + 1);

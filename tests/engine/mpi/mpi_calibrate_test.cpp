@@ -17,7 +17,7 @@ TEST_CASE("mpi calibrate: the link from a ping-pong between ranks 0 and 1", "[mp
   const std::string file = (dir / "softmax.json").string();
   // Three ranks: the third waits out the ping-pong and the measurements.
   auto r = run_mpi_shell("timeout 120 tools/mpirun.sh -np 3 " STALESGD_CLI
-                         " calibrate --model softmax --budget 0.6s --out " +
+                         " calibrate --model softmax --budget 1.2s --out " +
                          file);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
