@@ -15,17 +15,18 @@ Result<Link> fit_link(std::span<const PingPongPoint> points, bool memory) {
   };
   const PingPongPoint small = *std::min_element(points.begin(), points.end(), by_size);
   const PingPongPoint large = *std::max_element(points.begin(), points.end(), by_size);
-  const double rise = (large.round_trip_s - small.round_trip_s) / 2.0;
-  if (!(large.bytes > small.bytes) || !(rise > 0.0) || !std::isfinite(rise)) {
-    return Error{fmt::format(
-        "the ping-pong round trip did not grow with the message ({:.0f} B: {:.3g} s, {:.0f} B: "
-        "{:.3g} s); measure again with a longer --budget",
-        small.bytes, small.round_trip_s, large.bytes, large.round_trip_s)};
+  if (!(large.bytes > small.bytes)) {
+    return Error{"a ping-pong curve needs at least two message sizes"};
   }
+  const double rise = (large.round_trip_s - small.round_trip_s) / 2.0;
   Link link;
+  link.memory = memory;
+  if (!(rise > 0.0) || !std::isfinite(rise)) {
+    link.latency_s = std::max(0.0, small.round_trip_s / 2.0);
+    return link;  // flat: latency only
+  }
   link.bandwidth_bps = 8.0 * (large.bytes - small.bytes) / rise;
   link.latency_s = std::max(0.0, small.round_trip_s / 2.0 - 8.0 * small.bytes / link.bandwidth_bps);
-  link.memory = memory;
   return link;
 }
 

@@ -143,9 +143,14 @@ int calibrate_command(int argc, char** argv) {
     fmt::print("{:<22}{:.1f} us per gradient, {:.1f} us per update\n", "server",
                machine->server_gradient_s * 1e6, machine->server_update_s * 1e6);
     if (mpi::active()) {
-      fmt::print("{:<22}latency {:.1f} us, bandwidth {:.2f} Gbit/s, {} (ping-pong {} to {})\n",
-                 "link", machine->link.latency_s * 1e6, machine->link.bandwidth_bps / 1e9,
-                 machine->link.memory ? "memory: one host" : "network",
+      const Link& l = machine->link;
+      const std::string bandwidth =
+          l.bandwidth_bps > 0.0
+              ? fmt::format("bandwidth {:.2f} Gbit/s", l.bandwidth_bps / 1e9)
+              : "no bandwidth limit (the round trip did not grow with the message: a busy "
+                "machine?)";
+      fmt::print("{:<22}latency {:.1f} us, {}, {} (ping-pong {} to {})\n", "link",
+                 l.latency_s * 1e6, bandwidth, l.memory ? "memory: one host" : "network",
                  how["hosts"][0].get<std::string>(), how["hosts"][1].get<std::string>());
     }
     fmt::print("{:<22}{}\n", "machine file", out);

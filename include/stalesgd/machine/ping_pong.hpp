@@ -12,14 +12,15 @@ namespace stalesgd {
 
 struct PingPongPoint {
   double bytes = 0.0;         // one message
-  double round_trip_s = 0.0;  // there and back: the median of the timed round trips
+  double round_trip_s = 0.0;  // there and back: the low decile of the timed round trips
 };
 
 // One way is latency + 8 bytes / bandwidth: the latency from the smallest message (its half
 // round trip less its bytes' share), the bandwidth from the slope between the smallest and the
 // largest, which the model's messages are. `memory`: the ranks share a host, so a message is a
-// copy on its cores (Link::memory). An Error without two sizes, or when the round trip does not
-// grow with the size.
+// copy on its cores (Link::memory). When the round trip does not grow with the size (a machine
+// so busy that scheduling, not the link, sets every round trip) the link is that latency alone,
+// with no bandwidth limit. An Error without two sizes.
 Result<Link> fit_link(std::span<const PingPongPoint> points, bool memory);
 
 }  // namespace stalesgd

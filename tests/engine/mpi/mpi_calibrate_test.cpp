@@ -25,7 +25,9 @@ TEST_CASE("mpi calibrate: the link from a ping-pong between ranks 0 and 1", "[mp
   const auto m = nlohmann::json::parse(slurp(file));
   CHECK(m["link_medium"] == "memory");
   CHECK(m["link_latency_s"].get<double>() > 0.0);
-  CHECK(m["link_bandwidth_bps"].get<double>() > 0.0);
+  // 0 (no limit) only when the round trip did not grow with the message, as on a busy machine.
+  const double bandwidth = m["link_bandwidth_bps"].get<double>();
+  CHECK(bandwidth >= 0.0);
   CHECK(m["compute_s"].get<double>() > 0.0);
   const auto& how = m["calibration"];
   CHECK(how["ranks"] == 3);
@@ -34,10 +36,12 @@ TEST_CASE("mpi calibrate: the link from a ping-pong between ranks 0 and 1", "[mp
   REQUIRE(curve.size() >= 2);
   CHECK(curve.front()["bytes"] == 4.0);
   CHECK(curve.back()["bytes"] == 4.0 * 7850);  // the model's message
-  // The fit passes through the smallest and the largest message's round trips.
-  for (const auto& p : {curve.front(), curve.back()}) {
-    CHECK(p["fitted_round_trip_s"].get<double>() ==
-          Approx(p["round_trip_s"].get<double>()).epsilon(1e-6));
+  // The fit passes through the smallest message's round trip, and the largest's unless flat.
+  CHECK(curve.front()["fitted_round_trip_s"].get<double>() ==
+        Approx(curve.front()["round_trip_s"].get<double>()).epsilon(1e-6));
+  if (bandwidth > 0.0) {
+    CHECK(curve.back()["fitted_round_trip_s"].get<double>() ==
+          Approx(curve.back()["round_trip_s"].get<double>()).epsilon(1e-6));
   }
 
   // theory takes the file: a memory link's copies are CPU work, so on 1 core one worker's
@@ -47,7 +51,7 @@ TEST_CASE("mpi calibrate: the link from a ping-pong between ranks 0 and 1", "[mp
                "--delay", "none", "--json", "--samples", "500", "--saturation-max", "1"});
   INFO(t.output);
   REQUIRE(t.exit_code == 0);
-  const double copy = 8.0 * 4.0 * 7850 / m["link_bandwidth_bps"].get<double>();
+  const double copy = bandwidth > 0.0 ? 8.0 * 4.0 * 7850 / bandwidth : 0.0;
   const double expected = m["compute_s"].get<double>() + m["server_gradient_s"].get<double>() +
                           m["server_update_s"].get<double>() + 2 * copy +
                           2 * m["link_latency_s"].get<double>();
