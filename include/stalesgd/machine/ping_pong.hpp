@@ -12,7 +12,7 @@ namespace stalesgd {
 
 struct PingPongPoint {
   double bytes = 0.0;         // one message
-  double round_trip_s = 0.0;  // there and back: the low decile of the timed round trips
+  double round_trip_s = 0.0;  // there and back: the median of the timed round trips
 };
 
 // One way is latency + 8 bytes / bandwidth: the latency from the smallest message (its half
