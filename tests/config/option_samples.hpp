@@ -1,0 +1,58 @@
+// A value other than the default for every experiment-file option of the option table, as the
+// CLI writes it and as TOML writes it: what tests/config/option_table_test.cpp sets each option
+// to, through both, to check that they agree.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+
+namespace stalesgd::test {
+
+inline const std::map<std::string, std::pair<std::string, std::string>>& samples() {
+  static const std::map<std::string, std::pair<std::string, std::string>> s{
+      {"dataset", {"fashion-mnist", "\"fashion-mnist\""}},
+      {"data-dir", {"/tmp/d", "\"/tmp/d\""}},
+      {"model", {"mlp", "\"mlp\""}},
+      {"hidden", {"256,128", "[256, 128]"}},
+      {"l2", {"0.25", "0.25"}},
+      {"rule", {"k-async", "\"k-async\""}},
+      {"workers", {"8", "8"}},
+      {"workers-per-rank", {"4", "4"}},
+      {"k", {"3", "3"}},
+      {"staleness-bound", {"2", "2"}},
+      {"backups", {"1", "1"}},
+      {"staleness-threshold", {"3", "3"}},
+      {"old-point", {"interrupt", "\"interrupt\""}},
+      {"partition", {"dirichlet:0.5", "\"dirichlet:0.5\""}},
+      {"batch", {"64", "64"}},
+      {"lr", {"0.125", "0.125"}},
+      {"lr-rule", {"dutta:c=0.5", "\"dutta:c=0.5\""}},
+      {"delay", {"exp:mean=10ms", "\"exp:mean=10ms\""}},
+      {"delay-mode", {"add", "\"add\""}},
+      {"record-drift", {"true", "true"}},
+      {"adasync-every", {"1500ms", "\"1500ms\""}},
+      {"seed", {"42", "42"}},
+      {"iterations", {"500", "500"}},
+      {"time", {"20s", "\"20s\""}},
+      {"target-error", {"0.05", "0.05"}},
+      {"fail", {"w1:crash@2s", "\"w1:crash@2s\""}},
+      {"worker-timeout", {"30s", "\"30s\""}},
+      {"stall-timeout", {"90s", "\"90s\""}},
+      {"clock", {"virtual", "\"virtual\""}},
+      {"server", {"thread", "\"thread\""}},
+      {"engine", {"mpi", "\"mpi\""}},
+      {"compute-time", {"2ms", "\"2ms\""}},
+      {"cores", {"4", "4"}},
+      {"server-time", {"20us", "\"20us\""}},
+      {"link", {"latency=1ms", "\"latency=1ms\""}},
+      {"shards", {"4", "4"}},
+      {"machine", {"/tmp/m.json", "\"/tmp/m.json\""}},
+      {"eval-every", {"250ms", "\"250ms\""}},
+      {"eval-samples", {"1000", "1000"}},
+      {"holdout", {"5000", "5000"}},
+  };
+  return s;
+}
+
+}  // namespace stalesgd::test
