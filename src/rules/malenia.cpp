@@ -77,9 +77,9 @@ namespace {
 
 Result<RuleConfig> resolve_malenia(const RuleSpec& spec, int workers) {
   if (spec.k == 0) {
-    return Error{fmt::format(
+    return Error{
         "--rule malenia needs --k S: an update waits until every worker has given a gradient "
-        "and the harmonic mean of their counts reaches S / P (S >= 1; S = P: one each)")};
+        "and the harmonic mean of their counts reaches S / P (S >= 1; S = P: one each)"};
   }
   if (spec.k < 1) return Error{fmt::format("--k {} must be at least 1 (S >= 1)", spec.k)};
   return RuleConfig{"malenia", workers, spec.k};
