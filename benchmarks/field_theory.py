@@ -2,7 +2,7 @@
 """The rules published since the paper against their theory (docs/theory.md, "The field's rules
 against the theory"), side by side in one run.
 
-For each rule (ringmaster, rennala with either old point, malenia, m-sync, fedbuff) and each
+For each rule (ringmaster, rennala with either old point, malenia, m-sync, fedbuff, mindflayer) and each
 delay profile, the seconds per iteration of `stalesgd theory` (the Monte Carlo of the rule's
 state machine under the profile's delays) against a run on the virtual clock and a run on real
 threads with the same options. measured / theory is what a user sees; virtual / theory is the
@@ -30,6 +30,9 @@ RULES = [
     ("malenia", ["--k", "16", "--partition", "iid"]),
     ("m-sync", ["--k", "4"]),
     ("fedbuff", ["--k", "4"]),
+    # Two attempts per worker and round, each abandoned at 20 ms (under fixed-hetero, workers
+    # 5-7 never finish one).
+    ("mindflayer", ["--k", "2", "--time-limit", "20ms"]),
 ]
 
 

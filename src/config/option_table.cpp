@@ -2,11 +2,7 @@
 // parsers that apply CLI text and TOML values through it are in option_values.cpp.
 #include "config/option_table.hpp"
 
-#include <cctype>
-#include <charconv>
-#include <cmath>
 #include <filesystem>
-#include <limits>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -156,6 +152,9 @@ std::vector<OptionDecl> make_table() {
       .expects = "an integer R with 1 <= R <= 1000000000"}));
   t.push_back(rule_field<&RuleSpec::old_point>({.name = "old-point", .type = T::kString,
       .help = "rennala: discard | interrupt, the work an update makes old (default: discard)",
+      .group = kServerGroup}));
+  t.push_back(rule_field<&RuleSpec::time_limit>({.name = "time-limit", .type = T::kString,
+      .help = "mindflayer: an attempt past D is abandoned, a fresh one starts (D, or D;w3=D2)",
       .group = kServerGroup}));
   t.push_back(field<&O::batch>({.name = "batch", .type = T::kInteger, .default_text = "32",
       .help = "Minibatch size per gradient", .group = kServerGroup, .min = 1, .max = 65536}));

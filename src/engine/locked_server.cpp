@@ -21,7 +21,8 @@ LockedServer::LockedServer(RunContext& ctx, ServerTransport& transport, std::siz
       core_(ctx, store_, run_),
       ticket_(static_cast<std::size_t>(ctx.options.workers), 0),
       assigned_at_(static_cast<std::size_t>(ctx.options.workers)),
-      x_(static_cast<std::size_t>(ctx.options.workers)) {
+      x_(static_cast<std::size_t>(ctx.options.workers)),
+      attempts_(static_cast<std::size_t>(ctx.options.workers)) {
   seed_delays(o_.seed);
 }
 
@@ -79,8 +80,9 @@ void LockedServer::assign(int w, Clock::time_point at, bool cut) {
   const auto i = ix(w);
   // X is drawn at the assignment, in every engine alike, so that each worker's delay stream
   // is consumed the same way, cut minibatches included.
+  attempts_[i] = draw_attempts(delays_of_[i], since_start(at), core_.rule().budget(w));
   x_[i] = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(delays_of_[i].next(since_start(at))));
+      std::chrono::duration<double>(attempts_[i].delay_s));
   assigned_at_[i] = at;
   transport_.assign({w, ++ticket_[i], at, x_[i], cut});
 }
@@ -103,9 +105,13 @@ void LockedServer::serve(const Push& push) {
   if (push.ticket != ticket_[ix(w)]) return;
   transport_.delivered(w);
   // From the assignment to the push's arrival, as measured (before the clamp above).
-  const double duration_s = std::chrono::duration<double>(push.at - assigned_at_[ix(w)]).count();
+  // From the assignment to the push's arrival, as measured (before the clamp above); under a
+  // time limit from the start of its last attempt.
+  const Attempts& a = attempts_[ix(w)];
+  const double duration_s =
+      std::chrono::duration<double>(push.at - assigned_at_[ix(w)]).count() - a.offset_s;
   auto outcome = core_.on_gradient(since_start(at), w, push.version, push.loss, duration_s,
-                                   push.grad, push.params);
+                                   push.grad, push.params, a.attempts, a.abandoned);
   if (!outcome) {
     run_.divergence = outcome.error().message;
     request_stop(StopReason::kDiverged);

@@ -34,6 +34,7 @@
 #include "engine/server_core.hpp"
 #include "engine/server_transport.hpp"
 #include "stalesgd/straggler/profile.hpp"
+#include "stalesgd/straggler/time_limit.hpp"
 #include "util/state_stream.hpp"
 
 namespace stalesgd {
@@ -126,6 +127,7 @@ class LockedServer final : public SupervisedEngine {
   std::vector<std::uint64_t> ticket_;           // per worker: its latest minibatch
   std::vector<Clock::time_point> assigned_at_;  // per worker: when that one was assigned
   std::vector<Clock::duration> x_;              // per worker: its X
+  std::vector<Attempts> attempts_;              // per worker: X's attempts (a time limit's)
   Clock::time_point last_push_;                 // the latest push handled: records stay in order
   StopReason stop_reason_ = StopReason::kNone;  // set: the run is over, pushes are dropped
   // The first exception of any thread, as the run's stop message. It ends the run as kFailed

@@ -37,13 +37,17 @@ void ServerCore::count(int worker, WorkerRecord& rec) const {
 Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
                                                     std::uint64_t computed_on, float loss,
                                                     double duration_s, std::span<const float> grad,
-                                                    std::span<const float> computed_params) {
+                                                    std::span<const float> computed_params,
+                                                    int attempts, bool abandoned) {
   const std::uint64_t current = store_.version();
   Outcome out;
-  out.step = protocol_.on_arrival(worker, computed_on, current);
+  out.step = protocol_.on_arrival(worker, computed_on, current, attempts, abandoned);
   out.version = current;
   const Decision& decision = out.step.decision;
-  if (!decision.accept) return out;
+  if (!decision.accept) {
+    if (decision.apply) apply_round(now_s, current, out);  // the round ends without this push
+    return out;
+  }
   const std::uint64_t staleness = current - computed_on;
   LrContext lr_ctx{current, staleness, 0.0};
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -89,7 +93,11 @@ Result<ServerCore::Outcome> ServerCore::retire(double now_s, int worker, Failure
   Outcome out;
   out.step = r.step;
   out.version = current;
-  if (!r.step.decision.apply) return out;
+  if (r.step.decision.apply) apply_round(now_s, current, out);
+  return out;
+}
+
+void ServerCore::apply_round(double now_s, std::uint64_t current, Outcome& out) {
   std::span<float> next = store_.begin_update();
   if (means_) {
     means_->apply(store_.current(), next);
@@ -99,7 +107,6 @@ Result<ServerCore::Outcome> ServerCore::retire(double now_s, int worker, Failure
   store_.publish();
   out.version = store_.version();
   record_update(now_s, current, out.version);
-  return out;
 }
 
 void ServerCore::record_update(double now_s, std::uint64_t current, std::uint64_t version) {
@@ -120,14 +127,15 @@ void ServerCore::record_update(double now_s, std::uint64_t current, std::uint64_
     lr_sum += a.lr;
     loss_sum += a.loss;
   }
-  const double n = static_cast<double>(round_.size());
+  // A round may keep no gradient (mindflayer): its means are 0, its loss unknown.
+  const double n = std::max<double>(1.0, static_cast<double>(round_.size()));
   u.mean_staleness = st_sum / n;
   u.lr = lr_sum / n;
-  u.minibatch_loss = loss_sum / n;
+  u.minibatch_loss = round_.empty() ? std::numeric_limits<double>::quiet_NaN() : loss_sum / n;
   if (drift_n > 0.0) u.drift_sq = drift_sum / drift_n;
   if (grad_n > 0.0) u.grad_sq = grad_sum / grad_n;
   staleness_sum_ += st_sum;
-  staleness_count_ += n;
+  staleness_count_ += static_cast<double>(round_.size());
   run_.updates.push_back(u);
   round_.clear();
   if (ctx_.options.adasync_every_s > 0.0) {
@@ -135,7 +143,7 @@ void ServerCore::record_update(double now_s, std::uint64_t current, std::uint64_
     // minibatch losses is an unbiased estimate of the training loss at w_0.
     if (initial_loss_ == 0.0) initial_loss_ = loss_sum / n;
     window_loss_sum_ += loss_sum;
-    window_loss_count_ += n;
+    window_loss_count_ += static_cast<double>(round_.size());
     adapt_k(now_s);
   }
 }

@@ -38,9 +38,12 @@ class ServerCore {
   // `grad` and `computed_params` (w_tau, the parameters the gradient was computed on) are read
   // during the call only; `duration_s` is the minibatch's measured time (GradientRecord). A
   // non-finite loss is a divergence Error.
+  // `attempts` and `abandoned` as Arrival's (a time limit's): an abandoned push's gradient
+  // is not read.
   Result<Outcome> on_gradient(double now_s, int worker, std::uint64_t computed_on, float loss,
                               double duration_s, std::span<const float> grad,
-                              std::span<const float> computed_params);
+                              std::span<const float> computed_params, int attempts = 1,
+                              bool abandoned = false);
 
   // Worker w failed (docs/rules.md, "Failed workers"), found at `now_s`: it leaves the
   // protocol (the engine drops its pushes from now on) and the ledger records it. The outcome
@@ -83,6 +86,8 @@ class ServerCore {
   // The records of the update that made `version` from `current`, over round_, which it
   // clears; then AdaSync.
   void record_update(double now_s, std::uint64_t current, std::uint64_t version);
+  // The round's update without a further gradient (a departure or an abandoned push ended it).
+  void apply_round(double now_s, std::uint64_t current, Outcome& out);
 
   RunContext& ctx_;
   const LearningRate& lr_;

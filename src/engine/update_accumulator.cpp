@@ -66,6 +66,10 @@ void UpdateAccumulator::apply(std::span<const float> w, std::span<float> out) {
   ConstVec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
   ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));
   Vec next(out.data(), static_cast<Eigen::Index>(out.size()));
+  if (count_ == 0) {  // a round that kept no gradient (mindflayer): a zero step
+    next = cur;
+    return;
+  }
   next = cur - sum * (1.0f / static_cast<float>(count_));
   count_ = 0;
 }

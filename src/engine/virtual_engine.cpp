@@ -37,6 +37,7 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     for (int w = 0; w < o_.workers; ++w) {
       samplers_.push_back(ctx.sampler(w, derive_seed(o_.seed, SeedStream::kSampler, w)));
     }
+    sim_.saves_attempts(!ctx.run.rule().time_limits.empty());
   }
 
   std::span<const RoundProtocol::Start> begin() override { return core_.begin(); }
@@ -69,14 +70,19 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     const auto& pin = pins_[static_cast<std::size_t>(w)];
     const Batch batch = samplers_[static_cast<std::size_t>(w)].next();
     const float loss = *ctx_.model->loss_and_gradient(pin.params(), batch, grad_, *ws_);
-    // The simulated duration: X with --compute-time as the delay mode combines them.
-    const double duration = t - sim_.started_at(w);
-    auto outcome = core_.on_gradient(t, w, pin.version(), loss, duration, grad_, pin.params());
+    // The simulated duration: X with --compute-time as the delay mode combines them (under a
+    // time limit, from the start of the last attempt).
+    const Attempts& a = sim_.attempt(w);
+    const double duration = t - sim_.started_at(w) - a.offset_s;
+    auto outcome = core_.on_gradient(t, w, pin.version(), loss, duration, grad_, pin.params(),
+                                     a.attempts, a.abandoned);
     if (!outcome) return outcome.error();
     return outcome->step;
   }
 
   void on_cancel(double, int w) override { pins_[static_cast<std::size_t>(w)].release(); }
+
+  AttemptBudget budget(int w) override { return core_.rule().budget(w); }
 
   // A failed worker leaves (docs/rules.md, "Failed workers"); too few left ends the run.
   Result<RoundProtocol::Step> on_failure(double t, int w, FailureKind how) override {

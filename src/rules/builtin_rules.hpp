@@ -16,4 +16,5 @@
   RULE(fedbuff_rule)                 \
   RULE(rennala_rule)                 \
   RULE(malenia_rule)                 \
-  RULE(ringmaster_rule)
+  RULE(ringmaster_rule)              \
+  RULE(mindflayer_rule)

@@ -169,6 +169,9 @@ Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers) {
   if (!spec.old_point.empty() && spec.name != "rennala") {
     return Error{fmt::format("--old-point applies to --rule rennala only, not {}", spec.name)};
   }
+  if (!spec.time_limit.empty() && spec.name != "mindflayer") {
+    return Error{fmt::format("--time-limit applies to --rule mindflayer only, not {}", spec.name)};
+  }
   return info->resolve ? info->resolve(spec, workers) : resolve_k(*info, spec, workers);
 }
 

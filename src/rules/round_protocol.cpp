@@ -88,15 +88,14 @@ void RoundProtocol::restart(std::uint64_t version, std::span<const int> dropped)
 }
 
 RoundProtocol::Step RoundProtocol::on_arrival(int w, std::uint64_t computed_on,
-                                              std::uint64_t current) {
+                                              std::uint64_t current, int attempts, bool abandoned) {
   starts_.clear();
   WorkerState& pusher = state_[ix(w)];
   ++pusher.pushed;
   pusher.phase = Phase::kIdle;
-  const Decision d = rule_.on_gradient({w, computed_on, current});
-  if (!d.accept) {
-    // Computed on a version an update has since cut off: lost like a cancelled minibatch.
-    ++pusher.cancelled;
+  const Decision d = rule_.on_gradient({w, computed_on, current, attempts, abandoned});
+  if (!d.accept) ++pusher.cancelled;  // stale or abandoned: lost like a cancelled minibatch
+  if (!d.accept && !d.apply && !(abandoned && d.next == AfterPush::kWait)) {
     start(w, current, false);
     return {d, starts_};
   }

@@ -38,9 +38,12 @@ class RoundProtocol {
 
   // The run begins: every worker starts on version 0, in worker order.
   std::span<const Start> begin();
-  // Worker w's gradient, computed on `computed_on`, reached the server at version `current`.
-  // A rejected (stale) gradient is counted as cancelled and its worker restarts.
-  Step on_arrival(int w, std::uint64_t computed_on, std::uint64_t current);
+  // Worker w's gradient, computed on `computed_on`, reached the server at version `current`;
+  // it stands for `attempts` attempts under a time limit, all `abandoned` when it carries no
+  // gradient (Arrival). A rejected gradient is counted as cancelled and its worker restarts,
+  // except an abandoned push the rule tells to wait; a rejection may complete the round.
+  Step on_arrival(int w, std::uint64_t computed_on, std::uint64_t current, int attempts = 1,
+                  bool abandoned = false);
 
   Rule& rule() { return rule_; }
   const Rule& rule() const { return rule_; }

@@ -28,7 +28,8 @@ void EventSimulator::start(int w, Callbacks& callbacks) {
   s.computing = true;
   s.started_at = now_;
   callbacks.on_start(now_, w);
-  const double x = delays_[static_cast<std::size_t>(w)].next(now_);
+  s.attempt = draw_attempts(delays_[static_cast<std::size_t>(w)], now_, callbacks.budget(w));
+  const double x = s.attempt.delay_s;
   if (on_machine_) return start_on_machine(w, x);
   const double duration = mode_ == DelayMode::kPad ? std::max(compute_s_, x) : compute_s_ + x;
   if (now_ + duration >= s.hang_at) {  // never delivered: the server finds it overdue
@@ -122,6 +123,12 @@ void EventSimulator::save(StateWriter& out) const {
     out.f64(st.busy_s);
     out.f64(st.idle_s);
     delays_[w].save(out);
+    if (saves_attempts_) {
+      out.i64(s.attempt.attempts);
+      out.boolean(s.attempt.abandoned);
+      out.f64(s.attempt.delay_s);
+      out.f64(s.attempt.offset_s);
+    }
   }
   if (on_machine_) save_machine(out);
 }
@@ -159,6 +166,14 @@ void EventSimulator::load(StateReader& in) {
     st.busy_s = in.f64();
     st.idle_s = in.f64();
     delays_[w].load(in);
+    if (saves_attempts_) {
+      const std::int64_t attempts = in.i64();
+      if (attempts < 1 || attempts > (std::int64_t{1} << 30)) in.fail("attempts out of range");
+      s.attempt.attempts = static_cast<int>(attempts);
+      s.attempt.abandoned = in.boolean();
+      s.attempt.delay_s = in.f64();
+      s.attempt.offset_s = in.f64();
+    }
   }
   if (on_machine_ && in.ok()) load_machine(in);
   resumed_ = in.ok();

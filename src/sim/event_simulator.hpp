@@ -28,6 +28,7 @@
 #include "stalesgd/straggler/delay_mode.hpp"
 #include "stalesgd/straggler/failure_plan.hpp"
 #include "stalesgd/straggler/profile.hpp"
+#include "stalesgd/straggler/time_limit.hpp"
 #include "stalesgd/util/result.hpp"
 #include "util/state_stream.hpp"
 
@@ -48,6 +49,8 @@ class EventSimulator {
     virtual Result<RoundProtocol::Step> on_arrival(double t, int w) = 0;
     // Worker w's minibatch in flight was cut at time t.
     virtual void on_cancel(double /*t*/, int /*w*/) {}
+    // What the rule allows worker w's next minibatch (Rule::budget; a time limit's attempts).
+    virtual AttemptBudget budget(int /*w*/) { return {}; }
     // Worker w failed, found at time t (see inject): the server's step for its departure. An
     // Error stops the run.
     virtual Result<RoundProtocol::Step> on_failure(double /*t*/, int /*w*/, FailureKind /*how*/) {
@@ -79,6 +82,11 @@ class EventSimulator {
   const std::vector<WorkerRecord>& workers() const { return stats_; }
   // When worker w's minibatch in flight (or its last one) started.
   double started_at(int w) const { return state_[static_cast<std::size_t>(w)].started_at; }
+  // That minibatch's attempts under its time limit (one, without).
+  const Attempts& attempt(int w) const { return state_[static_cast<std::size_t>(w)].attempt; }
+  // Checkpoints carry each minibatch's attempts: set before save() and load() when the rule
+  // limits them (a run without keeps the format it had).
+  void saves_attempts(bool on) { saves_attempts_ = on; }
   // The simulated seconds the server has been busy so far (0 on the free machine).
   double server_busy_s() const;
 
@@ -103,6 +111,7 @@ class EventSimulator {
     enum class Phase : std::uint8_t { kIdle, kDownload, kCompute, kSleep, kUpload, kQueued };
     Phase phase = Phase::kIdle;
     double delay_x = 0.0;      // its delay sample
+    Attempts attempt{};        // how the delay was drawn (time_limit.hpp)
     double sleep_until = 0.0;  // pad: when X, counted from the compute's start, ends
   };
   using Phase = WorkerState::Phase;
@@ -158,6 +167,7 @@ class EventSimulator {
   double now_ = 0.0;
   double hang_timeout_s_ = 0.0;  // inject()
   bool resumed_ = false;         // load() restored a run in progress
+  bool saves_attempts_ = false;
 
   Machine machine_;
   bool on_machine_ = false;  // !machine_.free()

@@ -133,7 +133,7 @@ Status EventSimulator::server_done(Callbacks& callbacks) {
     auto step = callbacks.on_arrival(now_, w);
     if (!step) return step.error();
     const double work = machine_.server_update_s / machine_.shards;
-    if (step->decision.accept && step->decision.apply && work > 0.0) {
+    if (step->decision.apply && work > 0.0) {
       after_.assign(step->start.begin(), step->start.end());
       server_ = Server::kUpdate;
       cpu_start(-1, 0, work);

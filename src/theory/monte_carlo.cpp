@@ -47,7 +47,8 @@ class RuleOnly final : public EventSimulator::Callbacks {
   bool before_event(double) override { return version_ < stop_after_; }
   Result<RoundProtocol::Step> on_arrival(double t, int w) override {
     const std::uint64_t computed_on = protocol_.version_of(w);
-    const auto step = protocol_.on_arrival(w, computed_on, version_);
+    const Attempts& a = sim_->attempt(w);
+    const auto step = protocol_.on_arrival(w, computed_on, version_, a.attempts, a.abandoned);
     // Staleness in the steady state, as E[T]: a chunk's first updates, from a cold start, have
     // less of it.
     if (step.decision.accept && version_ >= warmup_) {
@@ -55,12 +56,14 @@ class RuleOnly final : public EventSimulator::Callbacks {
       fresh_ += version_ == computed_on ? 1.0 : 0.0;
       ++accepted_;
     }
-    if (step.decision.accept && step.decision.apply) {
+    if (step.decision.apply) {  // a mindflayer round may end on an abandoned push
       ++version_;
       update_times_.push_back(t);
     }
     return step;
   }
+  AttemptBudget budget(int w) override { return rule_->budget(w); }
+  void simulate_on(const EventSimulator& sim) { sim_ = &sim; }
   const std::vector<double>& update_times() const { return update_times_; }
   double staleness_sum() const { return staleness_sum_; }
   double accepted() const { return accepted_; }
@@ -69,6 +72,7 @@ class RuleOnly final : public EventSimulator::Callbacks {
  private:
   std::unique_ptr<Rule> rule_;
   RoundProtocol protocol_;
+  const EventSimulator* sim_ = nullptr;  // the attempts of each arrival
   std::uint64_t warmup_;
   std::uint64_t stop_after_;
   std::uint64_t version_ = 0;
@@ -160,6 +164,7 @@ Result<MonteCarloEstimate> monte_carlo_runtime_in_chunks(
     // Chunk 0's stream is the one a single simulation used before the chunks.
     EventSimulator sim(workers, profile, derive_seed(seed, SeedStream::kTheory, c), mode, compute_s,
                        machine);
+    callbacks->simulate_on(sim);
     if (auto s = sim.run(*callbacks); !s) {
       chunk.error = s.error();
       return;

@@ -24,6 +24,7 @@ inline const std::map<std::string, std::pair<std::string, std::string>>& samples
       {"backups", {"1", "1"}},
       {"staleness-threshold", {"3", "3"}},
       {"old-point", {"interrupt", "\"interrupt\""}},
+      {"time-limit", {"30ms;w1=90ms", "\"30ms;w1=90ms\""}},
       {"partition", {"dirichlet:0.5", "\"dirichlet:0.5\""}},
       {"batch", {"64", "64"}},
       {"lr", {"0.125", "0.125"}},

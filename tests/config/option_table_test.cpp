@@ -58,13 +58,13 @@ TEST_CASE("option table: the default texts parse to TrainerOptions' defaults", "
     CHECK(options_to_json(o) == options_to_json(defaults));
     CHECK(d.get(o) == d.get(defaults));
   }
-  // K = 0 is "the rule's own", hidden's 128 is mlp's alone, s, b, R and the old point belong to
-  // ssp, backup, ringmaster and rennala alone, --out has none, and the machine's cores, server
-  // time and file are the free machine's until given.
+  // K = 0 is "the rule's own", hidden's 128 is mlp's alone, s, b, R, the old point and the time
+  // limit belong to ssp, backup, ringmaster, rennala and mindflayer alone, --out has none, and
+  // the machine's cores, server time and file are the free machine's until given.
   CHECK(without_default == std::set<std::string>{"k", "hidden", "staleness-bound", "backups",
-                                                 "staleness-threshold", "old-point", "out",
-                                                 "resume", "save-model", "cores", "server-time",
-                                                 "machine"});
+                                                 "staleness-threshold", "old-point", "time-limit",
+                                                 "out", "resume", "save-model", "cores",
+                                                 "server-time", "machine"});
 }
 
 TEST_CASE(
@@ -92,6 +92,7 @@ TEST_CASE(
   mlp.rule.backups = 0;
   mlp.rule.staleness_threshold = 2;
   mlp.rule.old_point = "discard";
+  mlp.rule.time_limit = "30ms";
   mlp.cores = 2;
   mlp.server_time = "20us";
   mlp.machine = "m.json";

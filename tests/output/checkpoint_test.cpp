@@ -73,9 +73,11 @@ TEST_CASE("resume: a virtual-clock run killed with kill -9 and resumed writes id
       "--rule k-batch-async --k 3 --workers 6 --delay 'exp:mean=5ms;w0=x4' --compute-time 1ms",
       "--rule k-sync --k 1 --workers 4 --delay exp:mean=10ms --adasync-every 2s",
       "--rule ssp --staleness-bound 1 --workers 4 --delay 'exp:mean=1ms;w0=x8'",
-      // Rennala's S > P, and Malenia's per-worker sums and counts on per-worker shards.
+      // Rennala's S > P, Malenia's per-worker sums and counts on per-worker shards, and
+      // MindFlayer's attempts in flight and spent.
       "--rule rennala --k 5 --workers 3 --delay 'exp:mean=4ms;w0=x4'",
       "--rule malenia --k 6 --workers 3 --partition dirichlet:0.5 --delay 'exp:mean=4ms;w0=x4'",
+      "--rule mindflayer --k 3 --workers 3 --time-limit '6ms;w0=2ms' --delay exp:mean=4ms",
       // A modelled machine (docs/machine.md): the cores' jobs, the server's queue and the
       // links' messages in flight are state too.
       "--rule k-sync --k 2 --workers 6 --delay exp:mean=2ms --cores 2 --server-time "

@@ -33,7 +33,7 @@ struct ProtocolDriver {
   RoundProtocol::Step push(int w) { return push(w, protocol.version_of(w)); }
   RoundProtocol::Step push(int w, std::uint64_t computed_on) {
     auto step = protocol.on_arrival(w, computed_on, version);
-    if (step.decision.accept && step.decision.apply) ++version;
+    if (step.decision.apply) ++version;
     return step;
   }
   // Worker w fails (docs/rules.md, "Failed workers").

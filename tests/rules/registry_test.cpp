@@ -29,6 +29,7 @@ TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule
     if (info->name == "ssp") spec.staleness_bound = 0;
     if (info->name == "backup") spec.backups = 1;
     if (info->name == "ringmaster") spec.staleness_threshold = 2;
+    if (info->name == "mindflayer") spec.time_limit = "10ms";
     auto r = resolve_rule(spec, 3);
     REQUIRE(r.ok());
     CHECK(r->name() == info->name);

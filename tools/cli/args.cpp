@@ -223,6 +223,7 @@ int theory_command(int argc, char** argv) {
       ("backups", "backup: workers the update does not wait for b (K = P - b)", cxxopts::value<int>())
       ("staleness-threshold", "ringmaster: a gradient R or more updates stale is ignored", cxxopts::value<std::int64_t>())
       ("old-point", "rennala: discard | interrupt, the work an update makes old", cxxopts::value<std::string>())
+      ("time-limit", "mindflayer: an attempt past D is abandoned, a fresh one starts (D, or D;w3=D2)", cxxopts::value<std::string>())
       ("delay", "Delay spec, e.g. 'exp:mean=20ms' (docs/stragglers.md)", cxxopts::value<std::string>())
       ("delay-mode", "pad | add (with no compute time modelled they agree)", cxxopts::value<std::string>()->default_value("pad"))
       ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
@@ -257,6 +258,7 @@ int theory_command(int argc, char** argv) {
       a.staleness_threshold = r["staleness-threshold"].as<std::int64_t>();
     }
     if (r.count("old-point")) a.old_point = r["old-point"].as<std::string>();
+    if (r.count("time-limit")) a.time_limit = r["time-limit"].as<std::string>();
     if (r.count("fit")) {  // theory --fit RUN_DIR: theory_fit.cpp
       if (r.count("delay") || r.count("workers") || r.count("delay-mode")) {
         return fail(

@@ -49,6 +49,7 @@ struct TheoryArgs {
   int backups = -1;                       // backup: b; -1 not given
   std::int64_t staleness_threshold = -1;  // ringmaster: R; -1 not given
   std::string old_point{};                // rennala
+  std::string time_limit{};               // mindflayer
   std::string delay;
   DelayMode delay_mode = DelayMode::kPad;
   std::uint64_t samples = 20000;  // simulated iterations per Monte-Carlo estimate

@@ -25,6 +25,7 @@ Result<nlohmann::json> cell(const RuleConfig& rule, const StragglerProfile& prof
   if (rule.rule == "ssp") j["staleness_bound"] = rule.staleness_bound;
   if (rule.rule == "ringmaster") j["staleness_threshold"] = rule.staleness_threshold;
   if (rule.rule == "rennala") j["old_point"] = rule.interrupt_old ? "interrupt" : "discard";
+  if (rule.rule == "mindflayer") j["time_limit"] = describe_time_limits(rule.time_limits);
   // The paper's closed forms are the free machine's, without compute time.
   const bool modelled = !machine.free() || machine.compute_s > 0.0;
   if (const Distribution* x = profile.iid(); x != nullptr && !modelled) {
@@ -86,7 +87,7 @@ int run_theory(const TheoryArgs& args) {
     specs = every_rule_specs(args.workers);
   } else {
     specs.push_back({args.rule, args.k, args.staleness_bound, args.backups,
-                     args.staleness_threshold, args.old_point});
+                     args.staleness_threshold, args.old_point, args.time_limit});
   }
   std::vector<RuleConfig> rules;
   for (const auto& spec : specs) {

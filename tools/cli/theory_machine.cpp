@@ -12,6 +12,7 @@
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/calibrate.hpp"
 #include "stalesgd/model/model.hpp"
+#include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd::cli {
 namespace {
@@ -31,6 +32,15 @@ Result<RuleConfig> at_workers(const RuleConfig& rule, int workers) {
   if (rule.rule == "ssp") spec.staleness_bound = rule.staleness_bound;
   if (rule.rule == "ringmaster") spec.staleness_threshold = rule.staleness_threshold;
   if (rule.rule == "rennala") spec.old_point = rule.interrupt_old ? "interrupt" : "discard";
+  if (rule.rule == "mindflayer") {  // B may exceed P; the workers kept keep their limits
+    spec.k = rule.k;
+    const auto& limits = rule.time_limits;
+    spec.time_limit = describe_time_limits(
+        {limits.begin(), limits.begin() + std::min<std::ptrdiff_t>(workers, std::ssize(limits))});
+    for (int w = static_cast<int>(limits.size()); w < workers; ++w) {
+      spec.time_limit += ";w" + std::to_string(w) + "=" + format_duration(limits[0]);
+    }
+  }
   return resolve_rule(spec, workers);
 }
 

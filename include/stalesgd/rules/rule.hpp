@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stalesgd/straggler/time_limit.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
@@ -28,6 +29,10 @@ struct Arrival {
   int worker = 0;
   std::uint64_t computed_on = 0;  // parameter version the worker read
   std::uint64_t current = 0;      // server's version now (before any update this arrival causes)
+  // Under a time limit (Rule::budget): the attempts this push stands for, the abandoned ones
+  // first; `abandoned` when every one of them was, so that the push carries no gradient.
+  int attempts = 1;
+  bool abandoned = false;
 };
 
 // What the worker that pushed does next, when its push did not complete the update.
@@ -37,8 +42,9 @@ enum class AfterPush {
 };
 
 struct Decision {
-  bool accept = true;             // false: discarded (stale in a synchronous rule)
-  bool apply = false;             // the K-set is complete: apply the update now
+  bool accept = true;  // false: discarded (stale in a synchronous rule, or an abandoned attempt)
+  bool apply = false;  // the K-set is complete: apply the update now (with !accept: without
+                       // this push; a round may end with no gradient, a zero step)
   bool cancel_in_flight = false;  // with apply: every worker still computing is interrupted and
                                   // restarts on the new version
   AfterPush next =
@@ -82,6 +88,10 @@ class Rule {
   // of its gradients in the round, not the mean of them all.
   virtual bool averages_per_worker() const { return false; }
 
+  // The attempts worker w's next minibatch may take and their time limit (MindFlayer); every
+  // engine draws the minibatch's delay through it (straggler/time_limit.hpp).
+  virtual AttemptBudget budget(int /*worker*/) const { return {}; }
+
   // Accepted gradients in the current (unfinished) round.
   int pending() const { return pending_; }
 
@@ -110,6 +120,7 @@ struct RuleSpec {
   int backups = -1;                       // backup: b
   std::int64_t staleness_threshold = -1;  // ringmaster: R
   std::string old_point{};                // rennala: "discard" (also ""), "interrupt"
+  std::string time_limit{};               // mindflayer: "30ms" or "30ms;w3=90ms"
 };
 
 // A validated rule: its registered name (rule_registry.hpp), P and the effective K (sync: P,
@@ -122,6 +133,7 @@ struct RuleConfig {
   bool backup = false;                   // k-sync given as --rule backup --backups P - K
   std::int64_t staleness_threshold = 0;  // ringmaster: R
   bool interrupt_old = false;            // rennala --old-point interrupt
+  std::vector<double> time_limits{};     // mindflayer: each worker's, in seconds
   // True for the rules whose staleness is always 0 (sync, k-sync, k-batch-sync).
   bool synchronous() const;
   // The name the user gave: "backup" for a backup k-sync, else `rule`.

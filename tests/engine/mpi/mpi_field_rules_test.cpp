@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/mpi/mpi_test_util.hpp"
+#include "rules/mindflayer_replay.hpp"
 #include "support/fixtures.hpp"
 
 using namespace stalesgd::test;
@@ -67,4 +68,23 @@ TEST_CASE("mpi: malenia's updates hold every worker's fresh gradients", "[engine
     }
     CHECK(from.size() == 4);
   }
+}
+
+TEST_CASE("mpi: mindflayer keeps exactly the attempts within each worker's limit",
+          "[engine][mpi]") {
+  // Rank 0 draws every attempt, as the thread engine does: the rounds replay from the streams.
+  const auto run = train_ok(3,
+                            "--workers-per-rank 2 --rule mindflayer --k 2 --delay exp:mean=10ms "
+                            "--time-limit '8ms;w1=2ms;w2-3=4ms' --iterations 20");
+  REQUIRE(run.updates.size() == 20);
+  const auto kept = mindflayer_kept("exp:mean=10ms", 1, {0.008, 0.002, 0.004, 0.004}, 2, 20);
+  std::map<std::pair<std::uint64_t, int>, int> recorded;
+  for (const auto& [it, gs] : run.by_update) {
+    for (const auto& g : gs) {
+      ++recorded[{static_cast<std::uint64_t>(it), static_cast<int>(g.worker)}];
+      CHECK(g.staleness == 0);
+    }
+  }
+  CHECK(recorded == kept);
+  CHECK(run.total("cancelled") > 0);  // the abandoned attempts' pushes
 }
