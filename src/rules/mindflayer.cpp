@@ -106,8 +106,9 @@ Result<RuleConfig> resolve_mindflayer(const RuleSpec& spec, int workers) {
 
 RuleInfo mindflayer_rule() {
   return {.name = "mindflayer",
-          .summary = "MindFlayer SGD: B = --k attempts per worker and round, each cut at "
-                     "--time-limit",
+          .summary =
+              "MindFlayer SGD: B = --k attempts per worker and round, each cut at "
+              "--time-limit",
           .synchronous = true,
           .k = KChoice::kGiven,
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {

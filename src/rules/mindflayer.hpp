@@ -32,9 +32,7 @@ class MindFlayer final : public Rule {
 
  private:
   // B may exceed P: a round holds up to P * B gradients.
-  std::int64_t most_pending() const override {
-    return static_cast<std::int64_t>(workers_) * k_;
-  }
+  std::int64_t most_pending() const override { return static_cast<std::int64_t>(workers_) * k_; }
   bool complete() const;
   std::vector<double> limits_;  // seconds, per worker
   std::vector<int> used_;

@@ -35,13 +35,13 @@ TEST_CASE("time limits parse like the delay language and describe back", "[strag
   CHECK(*l == std::vector<double>{0.03, 0.03, 0.09, 1.0, 0.03});
   CHECK(describe_time_limits(*l) == "30ms;w2=90ms;w3=1s");
   CHECK(*parse_time_limits(describe_time_limits(*l), 5) == *l);
-  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
-           {"30", "has no unit"},
-           {"0ms", "above 0"},
-           {"30ms;w9=1ms", "worker 9 does not exist"},
-           {"30ms;w1", "no '='"},
-           {"30ms;w1=fast", "clause 'w1=fast'"},
-           {"", "clause ''"}}) {
+  for (const auto& [text, expected] :
+       std::vector<std::pair<std::string, std::string>>{{"30", "has no unit"},
+                                                        {"0ms", "above 0"},
+                                                        {"30ms;w9=1ms", "worker 9 does not exist"},
+                                                        {"30ms;w1", "no '='"},
+                                                        {"30ms;w1=fast", "clause 'w1=fast'"},
+                                                        {"", "clause ''"}}) {
     auto bad = parse_time_limits(text, 4);
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message, Contains(expected));
