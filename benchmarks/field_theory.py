@@ -2,11 +2,13 @@
 """The rules published since the paper against their theory (docs/theory.md, "The field's rules
 against the theory"), side by side in one run.
 
-For each rule (ringmaster, rennala with either old point, malenia, m-sync, fedbuff, mindflayer) and each
-delay profile, the seconds per iteration of `stalesgd theory` (the Monte Carlo of the rule's
-state machine under the profile's delays) against a run on the virtual clock and a run on real
-threads with the same options. measured / theory is what a user sees; virtual / theory is the
-sampling noise of the run's own draws.
+For each rule (ringmaster, rennala with either old point, malenia, m-sync, fedbuff, mindflayer)
+and each delay profile, the seconds per iteration of `stalesgd theory` (the Monte Carlo of the
+rule's state machine under the profile's delays) against a run on the virtual clock and a run
+on real threads with the same options. measured / theory is what a user sees; virtual / theory
+is the sampling noise of the run's own draws. Where the rule has a closed form under the
+profile (the fixed forms under fixed-hetero, docs/theory.md), it is written beside the Monte
+Carlo.
 
 usage: benchmarks/field_theory.py [--build DIR] [--workers 8] [--seconds 6] [--csv FILE]
 """
@@ -57,6 +59,9 @@ def main():
                                     "--delay", delay, "--json", "--samples", "20000",
                                     "--saturation-max", "1"] + theory_flags))
                 theory = j["rules"][0]["monte_carlo"]["seconds_per_iteration"]
+                # The rule's fixed form under fixed-hetero (docs/theory.md), where it has one.
+                closed = j["rules"][0].get("closed_form", {})
+                closed = None if closed.get("upper_bound", True) else closed["seconds_per_iteration"]
                 got = {}
                 for clock in ("virtual", "real"):
                     out = os.path.join(tmp, f"{profile}-{rule}-{clock}")
@@ -68,16 +73,19 @@ def main():
                         got[clock] = json.load(f)["seconds_per_iteration"]
                 label = rule + " " + " ".join(flags)
                 rows.append(dict(profile=profile, rule=rule, flags=" ".join(flags),
-                                 theory=theory, virtual=got["virtual"], real=got["real"]))
+                                 theory=theory, closed=closed, virtual=got["virtual"],
+                                 real=got["real"]))
                 print(f"{profile:13} {label:50} theory {theory * 1e3:8.3f} ms  virtual/theory "
                       f"{got['virtual'] / theory:.3f}  threads/theory {got['real'] / theory:.3f}",
                       flush=True)
     if a.csv:
         with open(a.csv, "w") as f:
-            f.write("profile,rule,flags,workers,theory_s,virtual_s,threads_s,"
+            f.write("profile,rule,flags,workers,theory_s,closed_form_s,virtual_s,threads_s,"
                     "virtual_over_theory,threads_over_theory\n")
             for r in rows:
+                closed = "" if r["closed"] is None else f"{r['closed']:.6g}"
                 f.write(f"{r['profile']},{r['rule']},{r['flags']},{a.workers},{r['theory']:.6g},"
+                        f"{closed},"
                         f"{r['virtual']:.6g},{r['real']:.6g},{r['virtual'] / r['theory']:.4f},"
                         f"{r['real'] / r['theory']:.4f}\n")
 

@@ -76,7 +76,12 @@ RuleInfo async_rule() {
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
             return std::make_unique<KAsync>(c.workers, 1, "async");
           },
-          .closed_form = k_async_closed_form};
+          .closed_form = k_async_closed_form,
+          // Fixed times: every gradient is an update, at sum_i 1 / tau_i per second.
+          .fixed_form = [](const RuleConfig&,
+                           std::span<const double> times) -> std::optional<ClosedForm> {
+            return ClosedForm{1.0 / finish_rate(times), "1 / sum_i (1 / tau_i)"};
+          }};
 }
 
 RuleInfo k_async_rule() {

@@ -4,6 +4,7 @@
 
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/distribution.hpp"
+#include "stalesgd/straggler/order_statistics.hpp"
 
 namespace stalesgd {
 
@@ -31,6 +32,11 @@ RuleInfo k_batch_async_rule() {
                             const Distribution& x) -> std::optional<ClosedForm> {
             if (!std::isfinite(x.mean())) return std::nullopt;
             return ClosedForm{rule.k * x.mean() / rule.workers, "K E[X] / P"};
+          },
+          // Fixed times: nothing is cut, so gradients come at sum_i 1 / tau_i per second.
+          .fixed_form = [](const RuleConfig& rule,
+                           std::span<const double> times) -> std::optional<ClosedForm> {
+            return ClosedForm{rule.k / finish_rate(times), "K / sum_i (1 / tau_i)"};
           }};
 }
 

@@ -2,6 +2,7 @@
 
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/distribution.hpp"
+#include "stalesgd/straggler/order_statistics.hpp"
 
 namespace stalesgd {
 
@@ -20,6 +21,13 @@ Decision KBatchSync::on_gradient(const Arrival& a) {
   return d;
 }
 
+// The fixed computation model: every update restarts every worker, so a round lasts until the
+// K-th finish of them all, a fast worker's repeats counted (rennala --old-point interrupt too).
+std::optional<ClosedForm> k_batch_sync_fixed_form(const RuleConfig& rule,
+                                                  std::span<const double> times) {
+  return ClosedForm{kth_finish(times, rule.k), "the K-th finish of all workers started together"};
+}
+
 RuleInfo k_batch_sync_rule() {
   return {.name = "k-batch-sync",
           .summary = "the first K fresh minibatch gradients from any workers; the rest cancelled",
@@ -34,7 +42,8 @@ RuleInfo k_batch_sync_rule() {
             const auto se = x.as_shifted_exponential();
             if (!se || se->shift_s != 0.0) return std::nullopt;
             return ClosedForm{rule.k * se->mean_s / rule.workers, "K / (P mu)"};
-          }};
+          },
+          .fixed_form = k_batch_sync_fixed_form};
 }
 
 }  // namespace stalesgd

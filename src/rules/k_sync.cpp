@@ -1,8 +1,10 @@
 #include "rules/k_sync.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -88,6 +90,15 @@ namespace {
 
 // E[T] = E[X_{K:P}], the K-th fastest of P draws, for any distribution with a finite mean;
 // (H_P - H_{P-K}) / mu for the exponential. Dutta et al. 2018, Theorem 1 (sync: K = P).
+// The fixed computation model: every update restarts every worker, so each round lasts the K-th
+// fastest worker's time.
+std::optional<ClosedForm> k_sync_fixed_form(const RuleConfig& rule, std::span<const double> times) {
+  std::vector<double> t(times.begin(), times.end());
+  const auto kth = t.begin() + (rule.k - 1);
+  std::nth_element(t.begin(), kth, t.end());
+  return ClosedForm{*kth, "tau_(K), the K-th fastest worker's time"};
+}
+
 std::optional<ClosedForm> k_sync_closed_form(const RuleConfig& rule, const Distribution& x) {
   const auto se = x.as_shifted_exponential();
   const double t = expected_order_statistic(x, rule.k, rule.workers);
@@ -137,7 +148,8 @@ RuleInfo sync_rule() {
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
             return std::make_unique<KSync>(c.workers, c.workers, "sync", /*k_is_live=*/true);
           },
-          .closed_form = k_sync_closed_form};
+          .closed_form = k_sync_closed_form,
+          .fixed_form = k_sync_fixed_form};
 }
 
 RuleInfo k_sync_rule() {
@@ -146,7 +158,8 @@ RuleInfo k_sync_rule() {
           .synchronous = true,
           .k = KChoice::kGiven,
           .make = make_k_sync,
-          .closed_form = k_sync_closed_form};
+          .closed_form = k_sync_closed_form,
+          .fixed_form = k_sync_fixed_form};
 }
 
 RuleInfo backup_rule() {
@@ -155,6 +168,7 @@ RuleInfo backup_rule() {
           .synchronous = true,
           .make = make_k_sync,
           .closed_form = k_sync_closed_form,
+          .fixed_form = k_sync_fixed_form,
           .resolve = resolve_backup};
 }
 

@@ -1,5 +1,7 @@
 #include "rules/mindflayer.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "stalesgd/rules/rule_registry.hpp"
@@ -113,6 +115,20 @@ RuleInfo mindflayer_rule() {
           .k = KChoice::kGiven,
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
             return std::make_unique<MindFlayer>(c.workers, c.k, c.time_limits);
+          },
+          // The paper's round: each worker's B attempts take at most B t_i, so E[T] <= B max t_i.
+          .closed_form = [](const RuleConfig& c, const Distribution&) -> std::optional<ClosedForm> {
+            const double t = *std::max_element(c.time_limits.begin(), c.time_limits.end());
+            return ClosedForm{c.k * t, "<= B max_i t_i (every attempt at its limit)", true};
+          },
+          // Fixed times: every attempt of worker i takes min(tau_i, t_i) (kept when tau_i <= t_i).
+          .fixed_form = [](const RuleConfig& c,
+                           std::span<const double> times) -> std::optional<ClosedForm> {
+            double round = 0.0;
+            for (std::size_t i = 0; i < times.size(); ++i) {
+              round = std::max(round, c.k * std::min(times[i], c.time_limits[i]));
+            }
+            return ClosedForm{round, "max_i B min(tau_i, t_i)"};
           },
           .resolve = resolve_mindflayer};
 }

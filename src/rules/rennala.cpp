@@ -9,6 +9,7 @@
 
 #include "rules/k_batch_sync.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
+#include "stalesgd/straggler/order_statistics.hpp"
 
 namespace stalesgd {
 namespace {
@@ -38,6 +39,14 @@ RuleInfo rennala_rule() {
           .k = KChoice::kGiven,
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
             return std::make_unique<KBatchSync>(c.workers, c.k, "rennala", c.interrupt_old);
+          },
+          // Interrupted, each round restarts every worker: the S-th finish of them all. As
+          // published (discard), a round starts with the work the last one left: Monte Carlo.
+          .fixed_form = [](const RuleConfig& c,
+                           std::span<const double> times) -> std::optional<ClosedForm> {
+            if (!c.interrupt_old) return std::nullopt;
+            return ClosedForm{kth_finish(times, c.k),
+                              "the S-th finish of all workers started together"};
           },
           .resolve = resolve_rennala};
 }

@@ -1,6 +1,10 @@
 // Harmonic numbers and expected order statistics (Dutta et al. 2018, §4: E[X_{K:P}] is the
 // runtime of K-sync SGD; for Exp(mu), E[X_{K:P}] = (H_P - H_{P-K}) / mu).
 #include <cmath>
+#include <functional>
+#include <queue>
+#include <utility>
+#include <vector>
 
 #include "stalesgd/straggler/order_statistics.hpp"
 
@@ -33,6 +37,27 @@ double expected_order_statistic(const Distribution& x, int k, int p) {
   double sum = integrand(0.0) + integrand(1.0);
   for (int i = 1; i < kIntervals; ++i) sum += integrand(i * h) * (i % 2 == 1 ? 4.0 : 2.0);
   return sum * h / 3.0;
+}
+
+double finish_rate(std::span<const double> times) {
+  double rate = 0.0;
+  for (const double t : times) rate += 1.0 / t;
+  return rate;
+}
+
+double kth_finish(std::span<const double> times, long k) {
+  // Every worker's next finish in a heap; the k-th pop is the k-th finish.
+  using Next = std::pair<double, std::size_t>;
+  std::priority_queue<Next, std::vector<Next>, std::greater<>> next;
+  for (std::size_t i = 0; i < times.size(); ++i) next.push({times[i], i});
+  double t = 0.0;
+  for (long n = 0; n < k; ++n) {
+    const auto [at, i] = next.top();
+    next.pop();
+    t = at;
+    next.push({at + times[i], i});
+  }
+  return t;
 }
 
 }  // namespace stalesgd

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <optional>
 #include <tuple>
 
@@ -186,6 +187,20 @@ int StragglerProfile::workers() const {
 
 const Distribution* StragglerProfile::iid() const {
   return state_->iid;
+}
+
+std::optional<std::vector<double>> StragglerProfile::fixed_times() const {
+  std::vector<double> times;
+  for (const auto& timeline : state_->timeline) {
+    if (timeline.size() != 1) return std::nullopt;
+    const auto& source = state_->sources[timeline[0].source];
+    const double lo = source.dist->quantile(0.0);
+    if (source.trace != nullptr || !std::isfinite(lo) || source.dist->quantile(1.0) != lo) {
+      return std::nullopt;
+    }
+    times.push_back(lo * timeline[0].factor);
+  }
+  return times;
 }
 
 double StragglerProfile::quantile_bound(double p) const {

@@ -19,7 +19,7 @@ std::optional<RuntimePrediction> predict_runtime(const ResolvedRun& run,
   if (free && iid != nullptr && !(iid->mean() > 0.0)) return std::nullopt;
   std::optional<ClosedForm> closed;
   // The paper's closed forms are the free machine's.
-  if (free && iid != nullptr) closed = closed_form_runtime(run.rule(), *iid);
+  if (free) closed = closed_form_runtime(run.rule(), profile);
   RuntimePrediction p;
   if (closed && !closed->upper_bound) {
     p.seconds_per_iteration = closed->seconds;

@@ -28,8 +28,8 @@ Result<nlohmann::json> cell(const RuleConfig& rule, const StragglerProfile& prof
   if (rule.rule == "mindflayer") j["time_limit"] = describe_time_limits(rule.time_limits);
   // The paper's closed forms are the free machine's, without compute time.
   const bool modelled = !machine.free() || machine.compute_s > 0.0;
-  if (const Distribution* x = profile.iid(); x != nullptr && !modelled) {
-    if (auto c = closed_form_runtime(rule, *x)) {
+  if (!modelled) {
+    if (auto c = closed_form_runtime(rule, profile)) {
       j["closed_form"] = {{"seconds_per_iteration", c->seconds},
                           {"formula", c->formula},
                           {"upper_bound", c->upper_bound}};

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,11 @@ struct RuleInfo {
   // Optional: E[T] per iteration in closed form when every worker draws i.i.d. from the
   // distribution; nullopt where there is none. Without it the theory uses Monte Carlo alone.
   std::function<std::optional<ClosedForm>(const RuleConfig&, const Distribution&)> closed_form{};
+  // Optional: E[T] per iteration in closed form when worker i's every minibatch takes times[i]
+  // (StragglerProfile::fixed_times: the fixed computation model of Tyurin & Richtarik, NeurIPS
+  // 2023); nullopt where there is none.
+  std::function<std::optional<ClosedForm>(const RuleConfig&, std::span<const double> times)>
+      fixed_form{};
   // Optional: resolves --k and the rule's own flags instead of `k` (ssp's --staleness-bound,
   // backup's --backups). A rule with one is left out of the theory's sweep over every rule.
   std::function<Result<RuleConfig>(const RuleSpec&, int workers)> resolve{};

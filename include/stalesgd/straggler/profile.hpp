@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,10 @@ class StragglerProfile {
   // are overrides, time changes or trace replay (the theory's closed forms then do not apply).
   // Valid as long as any copy of this profile lives.
   const Distribution* iid() const;
+  // Each worker's one delay when every worker's delays are constant for the whole run (const
+  // sources, no time changes or traces): the fixed computation model of Tyurin & Richtarik
+  // (NeurIPS 2023), under which the rules' fixed forms apply (rule_registry.hpp). Else nullopt.
+  std::optional<std::vector<double>> fixed_times() const;
   // Canonical spec: parses back (with the same workers and base_dir) to the same profile.
   std::string describe() const;
   // The largest p-quantile of any worker's delay at any time: over every worker's timeline, the

@@ -23,6 +23,11 @@ namespace stalesgd {
 // The closed form the rule registered (rules/rule_registry.hpp) for P workers and K when every
 // worker draws i.i.d. from `x`; nullopt where the rule has none (docs/theory.md lists them).
 std::optional<ClosedForm> closed_form_runtime(const RuleConfig& rule, const Distribution& x);
+// The same for a whole delay spec: the i.i.d. closed form when every worker draws from one
+// distribution, the rule's fixed form when every worker's delay is constant
+// (StragglerProfile::fixed_times), else nullopt.
+std::optional<ClosedForm> closed_form_runtime(const RuleConfig& rule,
+                                              const StragglerProfile& profile);
 
 struct MonteCarloEstimate {
   double seconds = 0.0;  // mean time per iteration (steady state)
