@@ -45,8 +45,7 @@ TEST_CASE("fixed per-worker times: a profile of constants, the k-th finish and t
   CHECK(finish_rate(times) == Approx(4.0 / 3.0));
 }
 
-TEST_CASE("each rule's fixed form is its Monte Carlo under fixed heterogeneous times",
-          "[theory]") {
+TEST_CASE("each rule's fixed form is its Monte Carlo under fixed heterogeneous times", "[theory]") {
   auto profile = StragglerProfile::parse(kFixed, 8);
   REQUIRE(profile.ok());
   RuleSpec mindflayer{"mindflayer", 2};
@@ -54,15 +53,11 @@ TEST_CASE("each rule's fixed form is its Monte Carlo under fixed heterogeneous t
   RuleSpec interrupted{"rennala", 11};
   interrupted.old_point = "interrupt";
   const std::vector<std::pair<RuleSpec, double>> cases{
-      {{"sync"}, 0.016},
-      {{"k-sync", 3}, 0.006},
-      {{"m-sync", 5}, 0.010},
-      {{"k-batch-sync", 4}, 0.006},  // finishes 2, 4, 4, 6, 6, ...
-      {interrupted, 0.012},          // S > P: the 11th finish
-      {{"async"}, 0.0},
-      {{"k-batch-async", 4}, 0.0},
-      {{"fedbuff", 3}, 0.0},
-      {mindflayer, 0.020},  // 2 x min(tau_i, t_i) at most 2 x 10 ms
+      {{"sync"}, 0.016},      {{"k-sync", 3}, 0.006},
+      {{"m-sync", 5}, 0.010}, {{"k-batch-sync", 4}, 0.006},  // finishes 2, 4, 4, 6, 6, ...
+      {interrupted, 0.012},                                  // S > P: the 11th finish
+      {{"async"}, 0.0},       {{"k-batch-async", 4}, 0.0},
+      {{"fedbuff", 3}, 0.0},  {mindflayer, 0.020},  // 2 x min(tau_i, t_i) at most 2 x 10 ms
   };
   double rate = 0.0;
   for (int i = 0; i < 8; ++i) rate += 1.0 / (0.002 * (i + 1));
