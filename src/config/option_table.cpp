@@ -151,7 +151,7 @@ std::vector<OptionDecl> make_table() {
       .group = kServerGroup, .min = 1, .max = 1'000'000'000,
       .expects = "an integer R with 1 <= R <= 1000000000"}));
   t.push_back(rule_field<&RuleSpec::old_point>({.name = "old-point", .type = T::kString,
-      .help = "rennala: discard | interrupt, the work an update makes old (default: discard)",
+      .help = "rennala, ringmaster: discard | interrupt, the work an update makes old",
       .group = kServerGroup}));
   t.push_back(rule_field<&RuleSpec::time_limit>({.name = "time-limit", .type = T::kString,
       .help = "mindflayer: an attempt past D is abandoned, a fresh one starts (D, or D;w3=D2)",

@@ -166,8 +166,9 @@ Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers) {
     return Error{
         fmt::format("--staleness-threshold applies to --rule ringmaster only, not {}", spec.name)};
   }
-  if (!spec.old_point.empty() && spec.name != "rennala") {
-    return Error{fmt::format("--old-point applies to --rule rennala only, not {}", spec.name)};
+  if (!spec.old_point.empty() && spec.name != "rennala" && spec.name != "ringmaster") {
+    return Error{fmt::format("--old-point applies to --rule rennala and ringmaster only, not {}",
+                             spec.name)};
   }
   if (!spec.time_limit.empty() && spec.name != "mindflayer") {
     return Error{fmt::format("--time-limit applies to --rule mindflayer only, not {}", spec.name)};

@@ -38,6 +38,11 @@ Result<RuleConfig> resolve_ringmaster(const RuleSpec& spec, int workers) {
   }
   RuleConfig c{"ringmaster", workers, 1};
   c.staleness_threshold = spec.staleness_threshold;
+  if (spec.old_point == "interrupt") {
+    c.interrupt_old = true;
+  } else if (!spec.old_point.empty() && spec.old_point != "discard") {
+    return Error{fmt::format("--old-point '{}' must be discard or interrupt", spec.old_point)};
+  }
   return c;
 }
 
@@ -49,7 +54,7 @@ RuleInfo ringmaster_rule() {
           .synchronous = false,
           .k = KChoice::kOne,
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
-            return std::make_unique<Ringmaster>(c.workers, c.staleness_threshold);
+            return std::make_unique<Ringmaster>(c.workers, c.staleness_threshold, c.interrupt_old);
           },
           .resolve = resolve_ringmaster};
 }

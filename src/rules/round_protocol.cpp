@@ -115,7 +115,8 @@ RoundProtocol::Step RoundProtocol::on_arrival(int w, std::uint64_t computed_on,
     WorkerState& s = state_[ix(v)];
     if (v == w || s.phase == Phase::kWaiting) {
       start_or_hold(v, next);
-    } else if (s.phase == Phase::kComputing && d.cancel_in_flight) {
+    } else if (s.phase == Phase::kComputing &&
+               (d.cancel_in_flight || rule_.cuts_at(s.version, next))) {
       ++s.cancelled;
       start(v, next, true);
     }

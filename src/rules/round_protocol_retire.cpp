@@ -45,7 +45,8 @@ RoundProtocol::Retirement RoundProtocol::retire(int w, std::uint64_t current) {
     WorkerState& s = state_[ix(v)];
     if (s.phase == Phase::kWaiting) {
       start(v, next, false);
-    } else if (s.phase == Phase::kComputing && r.step.decision.cancel_in_flight) {
+    } else if (s.phase == Phase::kComputing &&
+               (r.step.decision.cancel_in_flight || rule_.cuts_at(s.version, next))) {
       ++s.cancelled;
       start(v, next, true);
     }

@@ -78,7 +78,7 @@ TEST_CASE("rennala: a missing or bad S or --old-point is one line and exit 2", "
       {{"--rule", "rennala"}, "needs --k S"},
       {{"--rule", "rennala", "--k", "0"}, "--k"},
       {{"--rule", "rennala", "--k", "2", "--old-point", "keep"}, "discard or interrupt"},
-      {{"--rule", "k-sync", "--k", "2", "--old-point", "discard"}, "rennala only"},
+      {{"--rule", "k-sync", "--k", "2", "--old-point", "discard"}, "rennala and ringmaster only"},
   });
 }
 

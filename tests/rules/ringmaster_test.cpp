@@ -70,11 +70,46 @@ TEST_CASE("ringmaster on threads and the virtual clock: no applied gradient is R
   CHECK(stale > 0);
 }
 
+TEST_CASE("ringmaster --old-point interrupt stops a computation as its delay reaches R",
+          "[rules][engine]") {
+  RuleSpec spec{"ringmaster"};
+  spec.staleness_threshold = 2;
+  spec.old_point = "interrupt";
+  auto config = resolve_rule(spec, 4);
+  REQUIRE(config.ok());
+  const auto rule = make_rule(*config);
+  CHECK_FALSE(rule->cuts_at(5, 6));              // delay 1
+  CHECK(rule->cuts_at(5, 7));                    // delay 2 = R
+  CHECK_FALSE(ringmaster(4, 2)->cuts_at(5, 7));  // Algorithm 1 lets it run to its push
+
+  const auto clock = GENERATE(ClockKind::kReal, ClockKind::kVirtual);
+  const auto server = GENERATE(ServerPlacement::kInline, ServerPlacement::kThread);
+  if (clock == ClockKind::kVirtual && server == ServerPlacement::kThread) return;
+  INFO("clock " << (clock == ClockKind::kVirtual ? "virtual" : "real") << ", --server "
+                << to_string(server));
+  auto o = skewed("ringmaster", 2);
+  o.rule.old_point = "interrupt";
+  o.clock = clock;
+  o.server = server;
+  const auto run = run_ok(o);
+  CHECK(run.updates.size() == 150);
+  for (const auto& g : run.gradients) CHECK(g.staleness < 2);
+  // Nothing R stale reaches the server: every push is applied, and the stopped computations
+  // are the cancelled ones.
+  for (const auto& w : run.workers) {
+    INFO("worker " << w.worker);
+    CHECK(w.pushed == w.applied);
+  }
+  CHECK(total(run, &WorkerRecord::cancelled) > 0);
+}
+
 TEST_CASE("ringmaster: a missing or bad R is one line and exit 2", "[rules][cli]") {
   check_bad_train_flags({
       {{"--rule", "ringmaster"}, "needs --staleness-threshold R"},
       {{"--rule", "ringmaster", "--staleness-threshold", "0"}, "--staleness-threshold"},
       {{"--rule", "ringmaster", "--staleness-threshold", "2", "--k", "3"}, "drop --k"},
       {{"--rule", "async", "--staleness-threshold", "2"}, "ringmaster only"},
+      {{"--rule", "ringmaster", "--staleness-threshold", "2", "--old-point", "now"},
+       "--old-point 'now' must be discard or interrupt"},
   });
 }

@@ -222,7 +222,7 @@ int theory_command(int argc, char** argv) {
       ("staleness-bound", "ssp: gradients a worker may run ahead of the slowest s", cxxopts::value<std::int64_t>())
       ("backups", "backup: workers the update does not wait for b (K = P - b)", cxxopts::value<int>())
       ("staleness-threshold", "ringmaster: a gradient R or more updates stale is ignored", cxxopts::value<std::int64_t>())
-      ("old-point", "rennala: discard | interrupt, the work an update makes old", cxxopts::value<std::string>())
+      ("old-point", "rennala, ringmaster: discard | interrupt, the work an update makes old", cxxopts::value<std::string>())
       ("time-limit", "mindflayer: an attempt past D is abandoned, a fresh one starts (D, or D;w3=D2)", cxxopts::value<std::string>())
       ("delay", "Delay spec, e.g. 'exp:mean=20ms' (docs/stragglers.md)", cxxopts::value<std::string>())
       ("delay-mode", "pad | add (with no compute time modelled they agree)", cxxopts::value<std::string>()->default_value("pad"))

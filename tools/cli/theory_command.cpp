@@ -24,7 +24,9 @@ Result<nlohmann::json> cell(const RuleConfig& rule, const StragglerProfile& prof
   j["k"] = rule.k;
   if (rule.rule == "ssp") j["staleness_bound"] = rule.staleness_bound;
   if (rule.rule == "ringmaster") j["staleness_threshold"] = rule.staleness_threshold;
-  if (rule.rule == "rennala") j["old_point"] = rule.interrupt_old ? "interrupt" : "discard";
+  if (rule.rule == "rennala" || rule.rule == "ringmaster") {
+    j["old_point"] = rule.interrupt_old ? "interrupt" : "discard";
+  }
   if (rule.rule == "mindflayer") j["time_limit"] = describe_time_limits(rule.time_limits);
   // The paper's closed forms are the free machine's, without compute time.
   const bool modelled = !machine.free() || machine.compute_s > 0.0;

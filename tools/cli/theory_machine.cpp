@@ -31,7 +31,9 @@ Result<RuleConfig> at_workers(const RuleConfig& rule, int workers) {
   if (rule.rule == "rennala") spec.k = rule.k;  // S may exceed P
   if (rule.rule == "ssp") spec.staleness_bound = rule.staleness_bound;
   if (rule.rule == "ringmaster") spec.staleness_threshold = rule.staleness_threshold;
-  if (rule.rule == "rennala") spec.old_point = rule.interrupt_old ? "interrupt" : "discard";
+  if (rule.rule == "rennala" || rule.rule == "ringmaster") {
+    spec.old_point = rule.interrupt_old ? "interrupt" : "discard";
+  }
   if (rule.rule == "mindflayer") {  // B may exceed P; the workers kept keep their limits
     spec.k = rule.k;
     const auto& limits = rule.time_limits;

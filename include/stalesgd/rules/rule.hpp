@@ -81,6 +81,11 @@ class Rule {
   // arrival or retirement that makes this true again. The K-of-P rules never hold anyone.
   virtual bool may_start(int /*worker*/) const { return true; }
 
+  // True when an update to `version` cuts a minibatch in flight computed on `computed_on`, on
+  // top of Decision::cancel_in_flight (ringmaster --old-point interrupt: its delay reached R).
+  virtual bool cuts_at(std::uint64_t /*computed_on*/, std::uint64_t /*version*/) const {
+    return false;
+  }
   // True when every update cuts the work in flight (the thread engine's server then owns the
   // workers' wake-ups, engine/wake_policy.hpp); rennala's discard and malenia let it run on.
   virtual bool cuts_in_flight() const { return synchronous(); }

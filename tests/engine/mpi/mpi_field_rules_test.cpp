@@ -88,3 +88,15 @@ TEST_CASE("mpi: mindflayer keeps exactly the attempts within each worker's limit
   CHECK(recorded == kept);
   CHECK(run.total("cancelled") > 0);  // the abandoned attempts' pushes
 }
+
+TEST_CASE("mpi: ringmaster --old-point interrupt stops computations R stale: every push applied",
+          "[engine][mpi]") {
+  const auto run = train_ok(4,
+                            "--workers-per-rank 2 --rule ringmaster --staleness-threshold 2 "
+                            "--old-point interrupt --delay 'exp:mean=10ms;w0=exp:mean=1ms' "
+                            "--iterations 120");
+  REQUIRE(run.updates.size() == 120);
+  for (const auto& [it, gs] : run.by_update) CHECK(gs[0].staleness < 2);
+  for (const auto& w : run.workers) CHECK(num(w, "pushed") == num(w, "applied"));
+  CHECK(run.total("cancelled") > 0);  // the stopped computations
+}
