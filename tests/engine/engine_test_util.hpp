@@ -3,6 +3,8 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -28,6 +30,26 @@ inline TrainerOptions quick_options(const std::string& rule, int workers, int k,
   o.eval_train_samples = 1000;
   o.progress = false;
   return o;
+}
+
+// The engines a rule runs on in one process: real threads with the server inline or on its own
+// thread, and the virtual clock. GENERATE(from_range(in_process_engines())) takes each in turn.
+struct InProcessEngine {
+  ClockKind clock = ClockKind::kReal;
+  ServerPlacement server = ServerPlacement::kInline;
+  void apply(TrainerOptions& o) const {
+    o.clock = clock;
+    o.server = server;
+  }
+  std::string describe() const {
+    return std::string("clock ") + (clock == ClockKind::kVirtual ? "virtual" : "real") +
+           ", --server " + to_string(server);
+  }
+};
+inline std::vector<InProcessEngine> in_process_engines() {
+  return {{ClockKind::kReal, ServerPlacement::kInline},
+          {ClockKind::kReal, ServerPlacement::kThread},
+          {ClockKind::kVirtual, ServerPlacement::kInline}};
 }
 
 inline ResolvedRun resolve_ok(const TrainerOptions& o) {

@@ -121,18 +121,14 @@ TEST_CASE("mindflayer: the protocol holds a spent worker and restarts everyone a
 
 TEST_CASE("mindflayer on threads and the virtual clock keeps exactly the attempts within limits",
           "[rules][engine]") {
-  const auto clock = GENERATE(ClockKind::kReal, ClockKind::kVirtual);
-  const auto server = GENERATE(ServerPlacement::kInline, ServerPlacement::kThread);
-  if (clock == ClockKind::kVirtual && server == ServerPlacement::kThread) return;
-  INFO("clock " << (clock == ClockKind::kVirtual ? "virtual" : "real") << ", --server "
-                << to_string(server));
+  const auto engine = GENERATE(from_range(in_process_engines()));
+  INFO(engine.describe());
   // Worker 1's limit is below most of its draws: many of its attempts are abandoned, and some
   // rounds keep nothing from anyone.
   auto o = quick_options("mindflayer", 3, 2, "exp:mean=10ms");
   o.rule.time_limit = "8ms;w1=2ms;w2=4ms";
   o.iterations = 40;
-  o.clock = clock;
-  o.server = server;
+  engine.apply(o);
   const auto run = run_ok(o);
   REQUIRE(run.updates.size() == 40);
   const std::vector limits{0.008, 0.002, 0.004};
@@ -143,7 +139,7 @@ TEST_CASE("mindflayer on threads and the virtual clock keeps exactly the attempt
     CHECK(g.staleness == 0);
     // The gradient's own attempt, as the engine measured it (offset by the abandoned ones);
     // on the virtual clock exactly its draw.
-    if (clock == ClockKind::kVirtual) CHECK(g.duration_s <= limits[std::size_t(g.worker)]);
+    if (engine.clock == ClockKind::kVirtual) CHECK(g.duration_s <= limits[std::size_t(g.worker)]);
   }
   CHECK(recorded == kept);
   // The rounds that kept nothing are updates all the same: zero steps.

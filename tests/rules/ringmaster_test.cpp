@@ -43,14 +43,10 @@ TEST_CASE("ringmaster applies a gradient with delay < R and ignores the rest", "
 
 TEST_CASE("ringmaster on threads and the virtual clock: no applied gradient is R stale",
           "[rules][engine]") {
-  const auto clock = GENERATE(ClockKind::kReal, ClockKind::kVirtual);
-  const auto server = GENERATE(ServerPlacement::kInline, ServerPlacement::kThread);
-  if (clock == ClockKind::kVirtual && server == ServerPlacement::kThread) return;
-  INFO("clock " << (clock == ClockKind::kVirtual ? "virtual" : "real") << ", --server "
-                << to_string(server));
+  const auto engine = GENERATE(from_range(in_process_engines()));
+  INFO(engine.describe());
   auto o = skewed("ringmaster", 2);
-  o.clock = clock;
-  o.server = server;
+  engine.apply(o);
   const auto run = run_ok(o);
   CHECK(run.updates.size() == 150);
   std::uint64_t fresh = 0;
@@ -63,8 +59,7 @@ TEST_CASE("ringmaster on threads and the virtual clock: no applied gradient is R
   CHECK(total(run, &WorkerRecord::cancelled) > 0);  // the slow workers' outdated gradients
   // The same run as plain async applies gradients 2 and more updates stale.
   auto a = skewed("async", -1);
-  a.clock = clock;
-  a.server = server;
+  engine.apply(a);
   std::uint64_t stale = 0;
   for (const auto& g : run_ok(a).gradients) stale += g.staleness >= 2;
   CHECK(stale > 0);
@@ -82,15 +77,11 @@ TEST_CASE("ringmaster --old-point interrupt stops a computation as its delay rea
   CHECK(rule->cuts_at(5, 7));                    // delay 2 = R
   CHECK_FALSE(ringmaster(4, 2)->cuts_at(5, 7));  // Algorithm 1 lets it run to its push
 
-  const auto clock = GENERATE(ClockKind::kReal, ClockKind::kVirtual);
-  const auto server = GENERATE(ServerPlacement::kInline, ServerPlacement::kThread);
-  if (clock == ClockKind::kVirtual && server == ServerPlacement::kThread) return;
-  INFO("clock " << (clock == ClockKind::kVirtual ? "virtual" : "real") << ", --server "
-                << to_string(server));
+  const auto engine = GENERATE(from_range(in_process_engines()));
+  INFO(engine.describe());
   auto o = skewed("ringmaster", 2);
   o.rule.old_point = "interrupt";
-  o.clock = clock;
-  o.server = server;
+  engine.apply(o);
   const auto run = run_ok(o);
   CHECK(run.updates.size() == 150);
   for (const auto& g : run.gradients) CHECK(g.staleness < 2);
