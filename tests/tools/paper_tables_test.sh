@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tools/paper_tables.py: the tables of docs/reproducing-the-paper.md equal what its CSVs give and
+# tools/paper_tables.py: the tables of docs/reproducing-the-paper.md (and of docs/theory.md and
+# docs/the-field.md) equal what their CSVs give and
 # every claim marker holds (--check, exit 0); a number changed in a copy of one CSV fails the
 # check naming its table; intervals made to overlap fail it naming the claim. And the fix behind
 # "—": a seed's value past its run's last snapshot is missing, and so is the mean over seeds
@@ -17,6 +18,10 @@ source "$(dirname "$0")/script_test_setup.sh"
 # docs/theory.md's error tables, from the same CSVs.
 "$python" tools/paper_tables.py --doc docs/theory.md --check >"$tmp/check.out" 2>"$tmp/check.err" ||
   fail "paper_tables.py --doc docs/theory.md --check exited $?: $(cat "$tmp/check.err")"
+# docs/the-field.md's ranking races (tools/field_specs.py).
+"$python" tools/paper_tables.py --doc docs/the-field.md --check >"$tmp/check.out" \
+  2>"$tmp/check.err" ||
+  fail "paper_tables.py --doc docs/the-field.md --check exited $?: $(cat "$tmp/check.err")"
 
 # A copy of the doc and its CSVs to change.
 copy() {

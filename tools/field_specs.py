@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""The tables of docs/the-field.md (and docs/theory.md's table of the field's rules against their
+theory), made for tools/paper_tables.py from the ranking races' CSVs
+(tools/paper_figures.py's time_to_target rows, tools/tune_lr.py's choices): rules down, straggler
+profiles across. A cell is the time to the target, "mean ± 95% half-width" in virtual seconds,
+or "not reached (n/5)" when some seed did not get there; bold marks a column's fastest rule only
+when its interval is apart from every other rule's."""
+
+from paper_table_specs import fx, grid, pm
+
+SHARED, TUNED = "the-field.csv", "the-field-tuned.csv"
+FIELD_THEORY = "field-theory.csv"  # benchmarks/field_theory.py's, for docs/theory.md
+THREADS, TUNING = "the-field-threads.csv", "the-field-tuning.csv"
+PROFILES = ["exp", "fixed", "pareto", "stall"]
+RULES = ["sync", "k-sync K=4", "k-batch-sync K=4", "async", "k-async K=4", "k-batch-async K=4",
+         "async delay-adaptive", "ringmaster R=8", "rennala S=8", "malenia S=8",
+         "mindflayer B=2 t=20ms"]
+QUANTITY = "time_to_target"
+TUNED_QUANTITY = "val_error, last 0.25 of the time"
+
+
+def time(c):
+    if c.mean is not None:
+        return pm(c, 2)
+    return f"not reached ({c.row.get('reached', 0)}/{c.row.get('seeds', 0)})"
+
+
+def race(csv, profiles=PROFILES):
+    """One race's time to the target, rules down, profiles across."""
+
+    def make(docs):
+        cols = [([docs.cell(csv, f"{p} | {r}", QUANTITY) for r in RULES],
+                 lambda i, c: time(c), True) for p in profiles]
+        return grid(["rule", *profiles], ["---"] + ["---:"] * len(profiles), RULES, cols)
+
+    return [csv], make
+
+
+def rates(docs):
+    """The rate tune_lr.py chose for each cell."""
+    chosen = {r["run"]: r["lr"] for r in docs.rows(TUNING)
+              if r["quantity"] == TUNED_QUANTITY and r["chosen"] == "1"}
+    text = ["| rule | " + " | ".join(PROFILES) + " |", "|---|" + "---:|" * len(PROFILES)]
+    for rule in RULES:
+        text.append(f"| {rule} | " + " | ".join(
+            fx(float(chosen[f"{p} | {rule}"]), 3).rstrip("0").rstrip(".") for p in PROFILES) +
+            " |")
+    return "\n".join(text)
+
+
+def threads(docs):
+    """The exp profile at the tuned rates: the virtual clock's race beside real threads'."""
+    cols = [([docs.cell(csv, f"exp | {r}", QUANTITY) for r in RULES], lambda i, c: time(c), True)
+            for csv in (TUNED, THREADS)]
+    return grid(["rule (exp, tuned rate)", "virtual clock", "real threads"],
+                ["---", "---:", "---:"], RULES, cols)
+
+
+def field_theory(docs):
+    """docs/theory.md's "The field's rules against the theory": each rule's Monte Carlo, its
+    closed form where it has one, and the virtual clock's and real threads' ratios to it."""
+    text = ["| delays | rule | theory s/iteration (ms) | closed form (ms) | virtual / theory | "
+            "threads / theory |", "|---|---|---:|---:|---:|---:|"]
+    for r in docs.rows(FIELD_THEORY):
+        closed = fx(float(r["closed_form_s"]) * 1e3, 3) if r["closed_form_s"] else "—"
+        text.append(f"| {r['profile']} | `{r['rule']}` {r['flags']} | "
+                    f"{fx(float(r['theory_s']) * 1e3, 3)} | {closed} | "
+                    f"{fx(r['virtual_over_theory'], 3)} | {fx(r['threads_over_theory'], 3)} |")
+    return "\n".join(text)
+
+
+TABLES = {
+    "field-theory": ([FIELD_THEORY], field_theory),
+    "field-tuned": race(TUNED),
+    "field-shared": race(SHARED),
+    "field-rates": ([TUNING], rates),
+    "field-threads": ([TUNED, THREADS], threads),
+}
