@@ -128,14 +128,15 @@ void ServerCore::record_update(double now_s, std::uint64_t current, std::uint64_
     loss_sum += a.loss;
   }
   // A round may keep no gradient (mindflayer): its means are 0, its loss unknown.
-  const double n = std::max<double>(1.0, static_cast<double>(round_.size()));
+  const auto kept = static_cast<double>(round_.size());
+  const double n = std::max(1.0, kept);
   u.mean_staleness = st_sum / n;
   u.lr = lr_sum / n;
   u.minibatch_loss = round_.empty() ? std::numeric_limits<double>::quiet_NaN() : loss_sum / n;
   if (drift_n > 0.0) u.drift_sq = drift_sum / drift_n;
   if (grad_n > 0.0) u.grad_sq = grad_sum / grad_n;
   staleness_sum_ += st_sum;
-  staleness_count_ += static_cast<double>(round_.size());
+  staleness_count_ += kept;
   run_.updates.push_back(u);
   round_.clear();
   if (ctx_.options.adasync_every_s > 0.0) {
@@ -143,7 +144,7 @@ void ServerCore::record_update(double now_s, std::uint64_t current, std::uint64_
     // minibatch losses is an unbiased estimate of the training loss at w_0.
     if (initial_loss_ == 0.0) initial_loss_ = loss_sum / n;
     window_loss_sum_ += loss_sum;
-    window_loss_count_ += static_cast<double>(round_.size());
+    window_loss_count_ += kept;
     adapt_k(now_s);
   }
 }
