@@ -88,8 +88,6 @@ void KSync::clear_round() {
 
 namespace {
 
-// E[T] = E[X_{K:P}], the K-th fastest of P draws, for any distribution with a finite mean;
-// (H_P - H_{P-K}) / mu for the exponential. Dutta et al. 2018, Theorem 1 (sync: K = P).
 // The fixed computation model: every update restarts every worker, so each round lasts the K-th
 // fastest worker's time.
 std::optional<ClosedForm> k_sync_fixed_form(const RuleConfig& rule, std::span<const double> times) {
@@ -99,6 +97,8 @@ std::optional<ClosedForm> k_sync_fixed_form(const RuleConfig& rule, std::span<co
   return ClosedForm{*kth, "tau_(K), the K-th fastest worker's time"};
 }
 
+// E[T] = E[X_{K:P}], the K-th fastest of P draws, for any distribution with a finite mean;
+// (H_P - H_{P-K}) / mu for the exponential. Dutta et al. 2018, Theorem 1 (sync: K = P).
 std::optional<ClosedForm> k_sync_closed_form(const RuleConfig& rule, const Distribution& x) {
   const auto se = x.as_shifted_exponential();
   const double t = expected_order_statistic(x, rule.k, rule.workers);
