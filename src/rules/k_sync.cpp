@@ -169,7 +169,11 @@ RuleInfo backup_rule() {
           .make = make_k_sync,
           .closed_form = k_sync_closed_form,
           .fixed_form = k_sync_fixed_form,
-          .resolve = resolve_backup};
+          .resolve = resolve_backup,
+          // b = P - K backups, as many as the new P allows.
+          .at_workers = [](const RuleConfig& c, int workers) {
+            return resolve_rule({"backup", 0, -1, std::min(c.workers - c.k, workers - 1)}, workers);
+          }};
 }
 
 }  // namespace stalesgd

@@ -95,7 +95,11 @@ RuleInfo malenia_rule() {
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
             return std::make_unique<Malenia>(c.workers, c.k);
           },
-          .resolve = resolve_malenia};
+          .resolve = resolve_malenia,
+          .at_workers = [](RuleConfig c, int workers) -> Result<RuleConfig> {
+            c.workers = workers;  // S may exceed P
+            return c;
+          }};
 }
 
 }  // namespace stalesgd

@@ -130,7 +130,15 @@ RuleInfo mindflayer_rule() {
             }
             return ClosedForm{round, "max_i B min(tau_i, t_i)"};
           },
-          .resolve = resolve_mindflayer};
+          .resolve = resolve_mindflayer,
+          // B is per worker, whatever P; the workers kept keep their limits, new ones take
+          // worker 0's.
+          .at_workers = [](RuleConfig c, int workers) -> Result<RuleConfig> {
+            c.workers = workers;
+            const double first = c.time_limits.front();
+            c.time_limits.resize(static_cast<std::size_t>(workers), first);
+            return c;
+          }};
 }
 
 }  // namespace stalesgd

@@ -137,6 +137,18 @@ std::vector<RuleSpec> every_rule_specs(int workers) {
   return specs;
 }
 
+Result<RuleConfig> rule_at_workers(const RuleConfig& rule, int workers) {
+  const RuleInfo* info = find_rule(rule.name());
+  if (info == nullptr) return Error{fmt::format("unknown rule '{}'", rule.name())};
+  if (info->at_workers) return info->at_workers(rule, workers);
+  RuleConfig c = rule;
+  c.workers = workers;
+  c.k = info->k == KChoice::kAllWorkers ? workers
+        : info->k == KChoice::kOne      ? 1
+                                        : std::min(rule.k, workers);
+  return c;
+}
+
 std::string_view RuleConfig::name() const {
   return backup ? std::string_view("backup") : rule;
 }

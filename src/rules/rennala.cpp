@@ -48,7 +48,11 @@ RuleInfo rennala_rule() {
             return ClosedForm{kth_finish(times, c.k),
                               "the S-th finish of all workers started together"};
           },
-          .resolve = resolve_rennala};
+          .resolve = resolve_rennala,
+          .at_workers = [](RuleConfig c, int workers) -> Result<RuleConfig> {
+            c.workers = workers;  // S may exceed P
+            return c;
+          }};
 }
 
 }  // namespace stalesgd

@@ -111,3 +111,35 @@ TEST_CASE("register_rule: a program's own rule is resolved and made by name", "[
              Contains("not a rule name"));
   CHECK_THAT(register_rule({.name = "no-make"}).error().message, Contains("has no make"));
 }
+
+TEST_CASE("rule_at_workers: the same rule for another P, K as the rule takes it", "[rules]") {
+  const auto at = [](RuleSpec spec, int from, int to) {
+    auto c = resolve_rule(spec, from);
+    REQUIRE(c.ok());
+    auto r = rule_at_workers(*c, to);
+    REQUIRE(r.ok());
+    CHECK(r->workers == to);
+    return *r;
+  };
+  CHECK(at({"sync"}, 8, 4).k == 4);
+  CHECK(at({"async"}, 8, 4).k == 1);
+  CHECK(at({"k-sync", 6}, 8, 4).k == 4);  // K at most P
+  CHECK(at({"k-batch-async", 3}, 8, 16).k == 3);
+  const auto backup = at({"backup", 0, -1, 3}, 8, 2);  // b = 3 backups, at most P - 1 = 1
+  CHECK(backup.backup);
+  CHECK(backup.k == 1);
+  RuleSpec ssp{"ssp"};
+  ssp.staleness_bound = 2;
+  CHECK(at(ssp, 8, 4).staleness_bound == 2);
+  RuleSpec rennala{"rennala", 12};
+  rennala.old_point = "interrupt";
+  const auto r = at(rennala, 4, 2);  // S may exceed P
+  CHECK(r.k == 12);
+  CHECK(r.interrupt_old);
+  RuleSpec mindflayer{"mindflayer", 3};
+  mindflayer.time_limit = "10ms;w1=30ms";
+  const auto m = at(mindflayer, 2, 4);
+  CHECK(m.k == 3);
+  CHECK(m.time_limits == std::vector{0.01, 0.03, 0.01, 0.01});
+  CHECK(at(mindflayer, 2, 1).time_limits == std::vector{0.01});
+}

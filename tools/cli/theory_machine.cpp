@@ -12,39 +12,13 @@
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/calibrate.hpp"
 #include "stalesgd/model/model.hpp"
-#include "stalesgd/straggler/duration.hpp"
+#include "stalesgd/rules/rule_registry.hpp"
 
 namespace stalesgd::cli {
 namespace {
 
 constexpr double kSaturated = 0.9;  // server busy this share of the time
 constexpr std::uint64_t kScanSamples = 2000;
-
-// The rule spec at P workers: sync keeps K = P, the others their K (at most P).
-Result<RuleConfig> at_workers(const RuleConfig& rule, int workers) {
-  if (rule.backup) {  // b = P - K backups, as many as P allows
-    return resolve_rule({"backup", 0, -1, std::min(rule.workers - rule.k, workers - 1)}, workers);
-  }
-  const bool every = rule.rule == "sync" || rule.rule == "async" || rule.rule == "ssp" ||
-                     rule.rule == "ringmaster";
-  RuleSpec spec{rule.rule, every ? 0 : std::min(rule.k, workers)};
-  if (rule.rule == "rennala") spec.k = rule.k;  // S may exceed P
-  if (rule.rule == "ssp") spec.staleness_bound = rule.staleness_bound;
-  if (rule.rule == "ringmaster") spec.staleness_threshold = rule.staleness_threshold;
-  if (rule.rule == "rennala" || rule.rule == "ringmaster") {
-    spec.old_point = rule.interrupt_old ? "interrupt" : "discard";
-  }
-  if (rule.rule == "mindflayer") {  // B may exceed P; the workers kept keep their limits
-    spec.k = rule.k;
-    const auto& limits = rule.time_limits;
-    spec.time_limit = describe_time_limits(
-        {limits.begin(), limits.begin() + std::min<std::ptrdiff_t>(workers, std::ssize(limits))});
-    for (int w = static_cast<int>(limits.size()); w < workers; ++w) {
-      spec.time_limit += ";w" + std::to_string(w) + "=" + format_duration(limits[0]);
-    }
-  }
-  return resolve_rule(spec, workers);
-}
 
 }  // namespace
 
@@ -96,7 +70,7 @@ Result<nlohmann::json> server_rows(const RuleConfig& rule, const StragglerProfil
   // The smallest P = 1, 2, 4, ... at which the server is busy 90% of the time.
   j["saturation_workers"] = nullptr;
   for (int p = 1; p <= args.saturation_max; p *= 2) {
-    auto r = at_workers(rule, p);
+    auto r = rule_at_workers(rule, p);
     if (!r) continue;  // a K the rule cannot take at this P
     auto scaled = StragglerProfile::parse(args.delay, p);
     if (!scaled) return scaled.error();

@@ -55,6 +55,10 @@ struct RuleInfo {
   // Optional: resolves --k and the rule's own flags instead of `k` (ssp's --staleness-bound,
   // backup's --backups). A rule with one is left out of the theory's sweep over every rule.
   std::function<Result<RuleConfig>(const RuleSpec&, int workers)> resolve{};
+  // Optional: the same rule for another number of workers (theory's scans over P), where the
+  // default does not fit. The default keeps every flag and takes K as `k` says: P, 1, or the
+  // rule's K where P allows it (at most P).
+  std::function<Result<RuleConfig>(const RuleConfig&, int workers)> at_workers{};
   // Set when this rule is another registered rule under the name of a later paper (m-sync is
   // k-sync): the theory's sweep over every rule leaves it out, as it would repeat that one.
   std::string alias_of{};
@@ -75,6 +79,10 @@ std::vector<const RuleInfo*> registered_rules();
 // "sync | k-sync | ... | backup": the names, for help texts; without the rules that have flags
 // of their own (a resolve hook: ssp, backup) when `with_own_flags` is false.
 std::string rule_choices(bool with_own_flags = true);
+
+// `rule` (resolved for its own P) for `workers` workers, through its RuleInfo::at_workers or the
+// default; an Error when the rule cannot run with that many (a K the rule needs beyond P).
+Result<RuleConfig> rule_at_workers(const RuleConfig& rule, int workers);
 
 // The rules a sweep over "every rule" takes (theory without --rule): those without a resolve
 // hook that are no alias, sync-like and async-like ones once, the others at K = 1, 2, 4, ..., P.
