@@ -104,7 +104,6 @@ void LockedServer::serve(const Push& push) {
   // cut it before (and gave a new ticket) or sees it arrive, never neither.
   if (push.ticket != ticket_[ix(w)]) return;
   transport_.delivered(w);
-  // From the assignment to the push's arrival, as measured (before the clamp above).
   // From the assignment to the push's arrival, as measured (before the clamp above); under a
   // time limit from the start of its last attempt.
   const Attempts& a = attempts_[ix(w)];
