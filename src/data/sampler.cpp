@@ -16,6 +16,7 @@ MinibatchSampler::MinibatchSampler(const Split& split, int batch_size, std::uint
     : split_(split),
       batch_size_(batch_size),
       rng_(stream_seed),
+      stream_seed_(stream_seed),
       order_(shard),
       features_(static_cast<std::size_t>(batch_size) * split.dim()),
       labels_(static_cast<std::size_t>(batch_size)) {
@@ -45,7 +46,8 @@ Batch MinibatchSampler::next() {
                 dim * sizeof(float));
     labels_[static_cast<std::size_t>(b)] = split_.labels[i];
   }
-  return Batch{features_.data(), labels_.data(), batch_size_};
+  return Batch{features_.data(), labels_.data(), batch_size_,
+               mix64(stream_seed_ ^ mix64(drawn_++))};
 }
 
 void MinibatchSampler::save(StateWriter& out) const {
@@ -53,6 +55,7 @@ void MinibatchSampler::save(StateWriter& out) const {
   out.rng(rng_);
   out.values(order_);
   out.u64(cursor_);
+  out.u64(drawn_);
 }
 
 void MinibatchSampler::load(StateReader& in) {
@@ -60,6 +63,7 @@ void MinibatchSampler::load(StateReader& in) {
   in.rng(rng_);
   auto order = in.values<std::uint32_t>(static_cast<std::int64_t>(order_.size()));
   const std::uint64_t cursor = in.u64();
+  const std::uint64_t drawn = in.u64();
   if (!in.ok()) return;
   if (cursor > order.size() ||
       std::any_of(order.begin(), order.end(), [&](std::uint32_t i) { return i >= split_.count; })) {
@@ -68,6 +72,7 @@ void MinibatchSampler::load(StateReader& in) {
   }
   order_ = std::move(order);
   cursor_ = cursor;
+  drawn_ = drawn;
 }
 
 }  // namespace stalesgd

@@ -26,6 +26,13 @@ void HogwildEngine::worker_main(Worker& me) {
   };
   try {
     worker_loop(me);
+  } catch (const ModelError& e) {
+    if (!e.detail().empty()) {
+      ctx_.logger().debug("worker {}: {}\n{}", me.stats.worker, e.what(), e.detail());
+    }
+    me.applying.store(false, std::memory_order_seq_cst);
+    request_stop(StopReason::kFailed, {}, fmt::format("worker {}: {}", me.stats.worker, e.what()),
+                 true);
   } catch (const std::exception& e) {
     fail(e.what());
   } catch (...) {
@@ -88,9 +95,11 @@ bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss, doub
   const std::uint64_t j = version_.fetch_add(1, std::memory_order_relaxed);
   if (o_.iterations > 0 && j >= o_.iterations) return leave(StopReason::kIterations);  // spent
   const std::uint64_t staleness = j - computed_on;
+  // The trained parameters: a model's state (its buffers, the tail) is folded with weight 1.
+  const std::size_t trained = params_.size() - ctx_.model->num_state();
   double distance_sq = 0.0;
   if (lr_rule_.needs_distance()) {
-    for (std::size_t i = 0; i < me.copy.size(); ++i) {
+    for (std::size_t i = 0; i < trained; ++i) {
       const double d = static_cast<double>(load(i)) - me.copy[i];
       distance_sq += d * d;
     }
@@ -101,7 +110,8 @@ bool HogwildEngine::push(Worker& me, std::uint64_t computed_on, float loss, doub
   // concurrent store to the same element in between is lost, as the algorithm allows.
   for (std::size_t i = 0; i < params_.size(); ++i) {
     std::atomic_ref<float> wi(params_[i]);
-    wi.store(wi.load(std::memory_order_relaxed) - step * me.grad[i], std::memory_order_relaxed);
+    const float by = i < trained ? step * me.grad[i] : me.grad[i];
+    wi.store(wi.load(std::memory_order_relaxed) - by, std::memory_order_relaxed);
   }
   const double now = since_start(Clock::now());
   {
@@ -201,6 +211,7 @@ Result<RunRecord> HogwildEngine::run() {
   if (!thread_failure_.empty()) {  // every thread is joined: no lock needed
     reason = StopReason::kFailed;
     run.stop_message = thread_failure_;
+    run.model_failed = model_failure_;
   }
   // The failed workers, in the order they failed: their records and the stop's line.
   FailureLedger ledger(o_.workers, o_.worker_timeout_s);

@@ -215,10 +215,13 @@ class HogwildEngine final : public SupervisedEngine {
   // Sets the stop reason unless one holds (the first wins), keeps the first worker exception's
   // message, wakes every sleeper; returns the reason that holds. Workers call it: it skips the
   // gate.
-  StopReason request_stop(StopReason reason, std::string divergence = {},
-                          std::string failure = {}) {
+  StopReason request_stop(StopReason reason, std::string divergence = {}, std::string failure = {},
+                          bool model = false) {
     std::unique_lock lock(stop_mu_);
-    if (!failure.empty() && thread_failure_.empty()) thread_failure_ = std::move(failure);
+    if (!failure.empty() && thread_failure_.empty()) {
+      thread_failure_ = std::move(failure);
+      model_failure_ = model;
+    }
     if (reason_ == StopReason::kNone) {
       reason_ = reason;
       divergence_ = std::move(divergence);
@@ -259,6 +262,7 @@ class HogwildEngine final : public SupervisedEngine {
   // GUARDED_BY(stop_mu_): the first worker exception, as the stop message. It ends the run as
   // kFailed whatever stopped it first: a bug is never passed off as a result.
   std::string thread_failure_;
+  bool model_failure_ = false;  // GUARDED_BY(stop_mu_): thread_failure_ is the model's
 
   // The supervisor's thread only: the rows numbered 1..N without a gap, and those above.
   RunRecord merged_;

@@ -126,6 +126,16 @@ void LockedServer::fail_thread(std::string_view thread, std::string_view what) {
   request_stop(StopReason::kFailed);
 }
 
+void LockedServer::fail_model(std::string_view thread, const ModelError& e) {
+  if (!e.detail().empty()) ctx_.logger().debug("{}: {}\n{}", thread, e.what(), e.detail());
+  std::lock_guard lock(mu_);
+  if (thread_failure_.empty()) {
+    thread_failure_ = fmt::format("{}: {}", thread, e.what());
+    model_failure_ = true;
+  }
+  request_stop(StopReason::kFailed);
+}
+
 StopReason LockedServer::wait_until(Clock::time_point deadline) {
   std::unique_lock lock(mu_);
   supervisor_cv_.wait_until(lock, deadline, [&] { return stopping(); });
@@ -163,6 +173,7 @@ Result<RunRecord> LockedServer::finish(StopReason reason, double wall_s,
   if (!thread_failure_.empty()) {
     reason = StopReason::kFailed;
     run_.stop_message = thread_failure_;
+    run_.model_failed = model_failure_;
   }
   for (int w = 0; w < o_.workers; ++w) {
     WorkerRecord rec = measured[ix(w)];

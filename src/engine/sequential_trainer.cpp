@@ -83,7 +83,16 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
     const auto began = Clock::now();  // the minibatch's start, for its duration_s
     const Batch batch = sampler.next();
     ++stats.started;
-    const float loss = *model.loss_and_gradient(w, batch, grad, *ws);
+    float loss = 0.0f;
+    try {
+      loss = *model.loss_and_gradient(w, batch, grad, *ws);
+    } catch (const ModelError& e) {  // the user's module: the run ends failed, its line kept
+      if (!e.detail().empty()) ctx.logger().debug("{}\n{}", e.what(), e.detail());
+      reason = StopReason::kFailed;
+      run.stop_message = e.what();
+      run.model_failed = true;
+      break;
+    }
     ++stats.computed;
     const double duration_s = std::chrono::duration<double>(Clock::now() - began).count();
     const double lr = lr_rule.rate({j, 0, 0.0});
@@ -92,7 +101,7 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
       run.divergence = divergence_error(j + 1, loss, 0, lr).message;
       break;
     }
-    UpdateAccumulator::apply_single(w, grad, static_cast<float>(lr), w);
+    UpdateAccumulator::apply_single(w, grad, static_cast<float>(lr), w, model.num_state());
     ++j;
     ++stats.pushed;
     ++stats.applied;

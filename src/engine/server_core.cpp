@@ -16,13 +16,15 @@ ServerCore::ServerCore(RunContext& ctx, ParameterStore& store, RunRecord& run)
       protocol_(*rule_, ctx.run.workers()),
       store_(store),
       run_(run),
-      acc_(ctx.model->num_params()),
+      acc_(ctx.model->num_params(), ctx.model->num_state()),
       applied_(static_cast<std::size_t>(ctx.run.workers()), 0),
       failures_(ctx.run.workers(), ctx.options.worker_timeout_s),
       k0_(rule_->k()),
       next_adapt_s_(ctx.options.adasync_every_s) {
   round_.reserve(static_cast<std::size_t>(ctx.run.workers()));
-  if (rule_->averages_per_worker()) means_.emplace(ctx.run.workers(), ctx.model->num_params());
+  if (rule_->averages_per_worker()) {
+    means_.emplace(ctx.run.workers(), ctx.model->num_params(), ctx.model->num_state());
+  }
 }
 
 void ServerCore::count(int worker, WorkerRecord& rec) const {
@@ -52,7 +54,8 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
   LrContext lr_ctx{current, staleness, 0.0};
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   double drift_sq = kNaN, grad_sq = kNaN;
-  const auto n = static_cast<Eigen::Index>(grad.size());
+  // Over the trained parameters only: a model's state (its buffers) is not descended on.
+  const auto n = static_cast<Eigen::Index>(grad.size() - ctx_.model->num_state());
   if ((lr_.needs_distance() || ctx_.options.record_drift) && staleness > 0) {
     Eigen::Map<const Eigen::VectorXf> w(store_.current().data(), n);
     Eigen::Map<const Eigen::VectorXf> w_tau(computed_params.data(), n);
@@ -74,7 +77,8 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
   if (means_) {
     means_->apply(store_.current(), next);
   } else if (acc_.count() == 0) {
-    UpdateAccumulator::apply_single(store_.current(), grad, static_cast<float>(lr), next);
+    UpdateAccumulator::apply_single(store_.current(), grad, static_cast<float>(lr), next,
+                                    ctx_.model->num_state());
   } else {
     acc_.add_and_apply(grad, static_cast<float>(lr), store_.current(), next);
   }

@@ -8,39 +8,58 @@ namespace stalesgd {
 namespace {
 using Vec = Eigen::Map<Eigen::VectorXf>;
 using ConstVec = Eigen::Map<const Eigen::VectorXf>;
+
+// The trained head of a vector of n entries whose last `state` are state.
+Eigen::Index head(std::size_t n, std::size_t state) {
+  return static_cast<Eigen::Index>(n - state);
+}
+Eigen::Index tail(std::size_t state) {
+  return static_cast<Eigen::Index>(state);
+}
 }  // namespace
 
 void UpdateAccumulator::add(std::span<const float> g, float lr) {
   Vec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
   ConstVec grad(g.data(), static_cast<Eigen::Index>(g.size()));
+  const auto h = head(g.size(), state_);
+  const auto t = tail(state_);
   if (count_ == 0) {
-    sum.noalias() = lr * grad;
+    sum.head(h).noalias() = lr * grad.head(h);
+    sum.tail(t) = grad.tail(t);
   } else {
-    sum.noalias() += lr * grad;
+    sum.head(h).noalias() += lr * grad.head(h);
+    sum.tail(t) += grad.tail(t);
   }
   ++count_;
 }
 
 void UpdateAccumulator::apply_single(std::span<const float> w, std::span<const float> g, float lr,
-                                     std::span<float> out) {
+                                     std::span<float> out, std::size_t state) {
   ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));
   ConstVec grad(g.data(), static_cast<Eigen::Index>(g.size()));
   Vec next(out.data(), static_cast<Eigen::Index>(out.size()));
-  next = cur - lr * grad;
+  const auto h = head(w.size(), state);
+  const auto t = tail(state);
+  next.head(h) = cur.head(h) - lr * grad.head(h);
+  next.tail(t) = cur.tail(t) - grad.tail(t);
 }
 
 void UpdateAccumulator::add_and_apply(std::span<const float> g, float lr, std::span<const float> w,
                                       std::span<float> out) {
   if (count_ == 0) {
     // sum_ still holds the last round's (add() overwrites it lazily): it must not be read.
-    apply_single(w, g, lr, out);
+    apply_single(w, g, lr, out, state_);
     return;
   }
   ConstVec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
   ConstVec grad(g.data(), static_cast<Eigen::Index>(g.size()));
   ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));
   Vec next(out.data(), static_cast<Eigen::Index>(out.size()));
-  next = cur - (sum + lr * grad) * (1.0f / static_cast<float>(count_ + 1));
+  const float inv = 1.0f / static_cast<float>(count_ + 1);
+  const auto h = head(w.size(), state_);
+  const auto t = tail(state_);
+  next.head(h) = cur.head(h) - (sum.head(h) + lr * grad.head(h)) * inv;
+  next.tail(t) = cur.tail(t) - (sum.tail(t) + grad.tail(t)) * inv;
   count_ = 0;
 }
 

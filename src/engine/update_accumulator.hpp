@@ -1,6 +1,7 @@
 // UpdateAccumulator: the server's running sum of lr_i * g_i over one round and the update
 // w_{j+1} = w_j - (1/K) * sum. The sequential reference trainer uses the same code, so that
-// P = 1 sync reproduces it bit for bit.
+// P = 1 sync reproduces it bit for bit. The last `state` entries are a model's state
+// (Model::num_state: buffers), whose "gradients" are changes folded with weight 1, not lr_i.
 //
 // Thread safety: not thread-safe; owned by the server (one holder of the server lock at a time).
 #pragma once
@@ -15,7 +16,7 @@ namespace stalesgd {
 
 class UpdateAccumulator {
  public:
-  explicit UpdateAccumulator(std::size_t n) : sum_(n, 0.0f) {}
+  explicit UpdateAccumulator(std::size_t n, std::size_t state = 0) : sum_(n, 0.0f), state_(state) {}
 
   // sum += lr * g (the first gradient of a round overwrites instead of adding to zero).
   void add(std::span<const float> g, float lr);
@@ -32,7 +33,7 @@ class UpdateAccumulator {
   // Every K = 1 update goes through here (server and sequential reference alike), so they
   // round identically. `out` may alias `w`.
   static void apply_single(std::span<const float> w, std::span<const float> g, float lr,
-                           std::span<float> out);
+                           std::span<float> out, std::size_t state = 0);
 
   int count() const { return count_; }
   // Checkpoints: the round's sum, bit for bit.
@@ -43,6 +44,7 @@ class UpdateAccumulator {
 
  private:
   std::vector<float> sum_;
+  std::size_t state_;  // trailing entries folded with weight 1
   int count_ = 0;
 };
 

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
 #include "engine/server_core.hpp"
@@ -69,7 +71,17 @@ class VirtualEngine final : public EventSimulator::Callbacks {
   Result<RoundProtocol::Step> on_arrival(double t, int w) override {
     const auto& pin = pins_[static_cast<std::size_t>(w)];
     const Batch batch = samplers_[static_cast<std::size_t>(w)].next();
-    const float loss = *ctx_.model->loss_and_gradient(pin.params(), batch, grad_, *ws_);
+    float loss = 0.0f;
+    try {
+      loss = *ctx_.model->loss_and_gradient(pin.params(), batch, grad_, *ws_);
+    } catch (const ModelError& e) {  // the user's module: the run ends failed, its line kept
+      if (!e.detail().empty()) ctx_.logger().debug("worker {}: {}\n{}", w, e.what(), e.detail());
+      reason_ = StopReason::kFailed;
+      run_.stop_message = fmt::format("worker {}: {}", w, e.what());
+      run_.model_failed = true;
+      end_ = t;
+      return Error{run_.stop_message};
+    }
     // The simulated duration: X with --compute-time as the delay mode combines them (under a
     // time limit, from the start of the last attempt).
     const Attempts& a = sim_.attempt(w);

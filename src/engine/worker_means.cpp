@@ -9,18 +9,22 @@ using Vec = Eigen::Map<Eigen::VectorXf>;
 using ConstVec = Eigen::Map<const Eigen::VectorXf>;
 }  // namespace
 
-WorkerMeans::WorkerMeans(int workers, std::size_t n)
-    : n_(n), sums_(static_cast<std::size_t>(workers)), counts_(sums_.size(), 0) {}
+WorkerMeans::WorkerMeans(int workers, std::size_t n, std::size_t state)
+    : n_(n), state_(state), sums_(static_cast<std::size_t>(workers)), counts_(sums_.size(), 0) {}
 
 void WorkerMeans::add(int worker, std::span<const float> g, float lr) {
   const auto w = static_cast<std::size_t>(worker);
   if (sums_[w].size() != n_) sums_[w].assign(n_, 0.0f);
   Vec sum(sums_[w].data(), static_cast<Eigen::Index>(n_));
   ConstVec grad(g.data(), static_cast<Eigen::Index>(n_));
+  const auto h = static_cast<Eigen::Index>(n_ - state_);
+  const auto t = static_cast<Eigen::Index>(state_);
   if (counts_[w] == 0) {
-    sum.noalias() = lr * grad;
+    sum.head(h).noalias() = lr * grad.head(h);
+    sum.tail(t) = grad.tail(t);
   } else {
-    sum.noalias() += lr * grad;
+    sum.head(h).noalias() += lr * grad.head(h);
+    sum.tail(t) += grad.tail(t);
   }
   ++counts_[w];
 }

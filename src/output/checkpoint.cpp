@@ -24,7 +24,8 @@ namespace {
 constexpr std::string_view kMagic = "stalesgd checkpoint\n";
 // 2: gradient rows carry duration_s; 3: eval rows carry train_objective; 4: the run's identity
 // (run id, options and data digests, the journal files' CRCs).
-constexpr std::uint64_t kFormat = 6;  // 5: updates' drift_sq and grad_sq; 6: evals' val_*
+constexpr std::uint64_t kFormat = 7;  // 5: updates' drift_sq and grad_sq; 6: evals' val_*;
+                                      // 7: the samplers' draw counts (minibatch seeds)
 
 }  // namespace
 

@@ -161,3 +161,26 @@ TEST_CASE("UpdateAccumulator::apply ends a round with no further gradient",
   CHECK(max_error(out, reference(w, round)) < 1e-6);
   CHECK(acc.count() == 0);
 }
+
+TEST_CASE("update accumulator: a model's state is folded with weight 1, not the learning rate",
+          "[engine]") {
+  // Four entries, the last two state (Model::num_state): their "gradients" are the buffers'
+  // changes old - new, averaged over the round like gradients but never scaled by lr.
+  const std::vector<float> w{1.0f, 2.0f, 10.0f, 20.0f};
+  const std::vector<float> g1{1.0f, 1.0f, -2.0f, 4.0f}, g2{3.0f, -1.0f, -4.0f, 0.0f};
+  std::vector<float> out(4);
+  UpdateAccumulator::apply_single(w, g1, 0.5f, out, 2);
+  CHECK(out == std::vector<float>{0.5f, 1.5f, 12.0f, 16.0f});
+  UpdateAccumulator acc(4, 2);
+  acc.add(g1, 0.5f);
+  acc.add_and_apply(g2, 0.25f, w,
+                    out);  // head: w - (0.5 g1 + 0.25 g2) / 2; tail: w - (g1 + g2) / 2
+  CHECK(out == std::vector<float>{1.0f - 1.25f / 2, 2.0f - 0.25f / 2, 13.0f, 18.0f});
+  acc.add(g1, 0.5f);
+  acc.add(g2, 0.25f);
+  acc.apply(w, out);
+  CHECK(out == std::vector<float>{1.0f - 1.25f / 2, 2.0f - 0.25f / 2, 13.0f, 18.0f});
+  // Without state it is the plain update.
+  UpdateAccumulator::apply_single(w, g1, 0.5f, out);
+  CHECK(out == std::vector<float>{0.5f, 1.5f, 11.0f, 18.0f});
+}

@@ -43,3 +43,15 @@ TEST_CASE("worker means: a checkpoint keeps the round", "[engine]") {
   CHECK(x == y);
   CHECK(x[0] == Approx(-1.0f));
 }
+
+TEST_CASE("worker means: a model's state is averaged with weight 1, not the learning rate",
+          "[engine]") {
+  WorkerMeans m(2, 2, 1);  // the second entry is state (Model::num_state)
+  const std::vector<float> w{100.0f, 5.0f};
+  std::vector<float> out(2);
+  m.add(0, std::vector<float>{1.0f, 2.0f}, 4.0f);
+  m.add(1, std::vector<float>{3.0f, -4.0f}, 2.0f);
+  m.apply(w, out);  // head: 100 - (4 + 6) / 2; tail: 5 - (2 - 4) / 2
+  CHECK(out[0] == Approx(95.0f));
+  CHECK(out[1] == Approx(6.0f));
+}

@@ -182,8 +182,8 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     }
   }
   // Written first, then the one line, last also when stdout is a pipe: failed workers, a stall,
-  // a divergence or a failed write exit 1, an exception in one of the run's threads 3 (an
-  // internal error, as main's).
+  // a divergence, a failed write or a failing model exit 1, an exception in one of the run's
+  // threads 3 (an internal error, as main's).
   std::fflush(stdout);
   switch (run->stop_reason) {
     case StopReason::kDiverged:
@@ -192,7 +192,7 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     case StopReason::kStalled:
       return failed(run->stop_message, 1);
     case StopReason::kFailed:
-      return failed(run->stop_message, run->output_failed ? 1 : 3);
+      return failed(run->stop_message, run->output_failed || run->model_failed ? 1 : 3);
     case StopReason::kInterrupted:
       // --engine mpi: ended by mpirun while a rank did not answer (stop_message names it).
       if (!run->stop_message.empty()) return failed(run->stop_message, interrupt.exit_code());

@@ -45,6 +45,10 @@ struct Batch {
   const float* features = nullptr;
   const std::uint8_t* labels = nullptr;
   int size = 0;
+  // The minibatch's own random stream, for a model whose training forward draws (a TorchScript
+  // module's Dropout): a sampler derives it from its stream and the draw's index, so a run
+  // draws the same masks every time (docs/models.md, "Train mode and buffers").
+  std::uint64_t seed = 0;
 };
 
 struct Dataset {

@@ -28,7 +28,8 @@ class MinibatchSampler {
   MinibatchSampler(const Split& split, int batch_size, std::uint64_t stream_seed,
                    const std::vector<std::uint32_t>& shard);
 
-  // The next minibatch; valid until the next call.
+  // The next minibatch; valid until the next call. Its seed is the draw's: derive_seed of this
+  // stream's seed and the number of minibatches drawn before it.
   Batch next();
 
   // Checkpoints: where the stream is (engine, epoch permutation, position), so a resumed run
@@ -42,6 +43,8 @@ class MinibatchSampler {
   const Split& split_;
   int batch_size_;
   Rng rng_;
+  std::uint64_t stream_seed_;
+  std::uint64_t drawn_ = 0;           // minibatches returned so far
   std::vector<std::uint32_t> order_;  // the current epoch's permutation
   std::size_t cursor_ = 0;            // next position in order_
   std::vector<float> features_;       // batch_size x dim, gathered rows

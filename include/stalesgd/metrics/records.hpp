@@ -115,6 +115,7 @@ struct RunRecord {
   std::string divergence;         // with "diverged": the iteration, the loss and the likely fix
   std::string stop_message;       // with "failed", "workers-failed", "stalled": one line saying why
   bool output_failed = false;     // with "failed": an output write failed (not a bug in a thread)
+  bool model_failed = false;      // with "failed": the model itself failed (a user's module)
   std::size_t evals_skipped = 0;  // snapshots skipped while the evaluation backlog was full
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   // The virtual clock's machine as modelled (messages sized, --server-time auto measured);

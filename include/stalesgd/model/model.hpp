@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,19 @@ struct EvalSums {
   std::size_t errors = 0;  // samples misclassified
 };
 
+// A failure of the model itself, not of stalesgd: a user's module whose forward fails on a
+// batch. what() is one line that names it; detail() the rest (a TorchScript traceback), which
+// goes to run.log. The engines report it as "worker N: what()" and end the run with exit 1.
+class ModelError : public std::runtime_error {
+ public:
+  ModelError(const std::string& line, std::string detail)
+      : std::runtime_error(line), detail_(std::move(detail)) {}
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string detail_;
+};
+
 // Per-thread scratch; each model defines its own. Opaque to callers.
 class Workspace {
  public:
@@ -48,6 +62,12 @@ class Model {
   // e.g. "mlp(784-256-128-10)"
   virtual std::string describe() const = 0;
   virtual std::size_t num_params() const = 0;
+  // The last num_state() entries of the flat vector are state that training changes but does
+  // not descend on: a TorchScript module's buffers (BatchNorm running statistics). For them
+  // loss_and_gradient writes the state's change, old - new, and the server folds it in as it
+  // folds gradients, with weight 1 in place of the learning rate (docs/models.md, "Train mode
+  // and buffers"). Evaluation reads them from w like the parameters.
+  virtual std::size_t num_state() const { return 0; }
 
   // Fills `w` (num_params() floats) deterministically from `seed`.
   virtual void init_params(std::span<float> w, std::uint64_t seed) const = 0;

@@ -232,6 +232,12 @@ void RankWorkers::worker_main(int local) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   try {
     worker_loop(local);
+  } catch (const ModelError& e) {
+    // The user's model failed, not stalesgd: one line, its detail at debug level (-v), exit 1.
+    fmt::print(stderr, "stalesgd: error: rank {}: worker {}: {}\n", mpi::rank(), first_ + local,
+               e.what());
+    if (!e.detail().empty()) ctx_.logger().debug("{}", e.detail());
+    mpi::abort(1);
   } catch (const std::exception& e) {
     // A bug: rank 0 would wait for this worker forever, so end the whole job.
     fmt::print(stderr, "stalesgd: error: rank {}: internal error in worker {}: {}\n", mpi::rank(),
