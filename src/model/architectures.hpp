@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,5 +41,15 @@ void load_torchscript_plugin(std::string_view name);
 // The scripted module in PATH, through the TorchScript plugin; errors name the file and the fix.
 Result<std::unique_ptr<Model>> make_torchscript(std::string_view name, const ImageShape& input,
                                                 int classes, float l2);
+
+// A trained flat vector `w` of the module NAME ("torchscript:PATH") written into the module in
+// `into` (PATH itself when empty) by parameter and buffer name: the TorchScript file's and the
+// state_dict's bytes (`stalesgd export`, docs/models.md). Errors are one line.
+struct TorchScriptFiles {
+  std::string module;      // a TorchScript file: torch.jit.load
+  std::string state_dict;  // {name: tensor}: torch.load, then load_state_dict
+};
+Result<TorchScriptFiles> export_torchscript(std::string_view name, const std::string& into,
+                                            std::span<const float> w);
 
 }  // namespace stalesgd::model

@@ -41,6 +41,7 @@ std::vector<fs::path> plugin_candidates() {
 
 struct Plugin {
   MakeTorchScriptModel make = nullptr;
+  ExportTorchScript export_to = nullptr;
   std::string error;
 };
 
@@ -62,12 +63,14 @@ const Plugin& plugin() {
         return;
       }
       loaded.make = reinterpret_cast<MakeTorchScriptModel>(dlsym(handle, kTorchScriptSymbol));
+      loaded.export_to =
+          reinterpret_cast<ExportTorchScript>(dlsym(handle, kTorchScriptExportSymbol));
       using Version = const char* (*)();
       if (const auto version =
               reinterpret_cast<Version>(dlsym(handle, kTorchScriptVersionSymbol))) {
         note_library("LibTorch", version());  // summary.json's provenance
       }
-      if (!loaded.make) {
+      if (!loaded.make || !loaded.export_to) {
         loaded.error =
             fmt::format("{} is not a stalesgd TorchScript plugin; rebuild", path.string());
       }
@@ -113,6 +116,33 @@ Result<std::unique_ptr<Model>> make_torchscript(std::string_view name, const Ima
   Model* made = p.make(request, error);
   if (!made) return Error{fmt::format("--model {}: {}", name, error)};
   return std::unique_ptr<Model>(made);
+}
+
+Result<TorchScriptFiles> export_torchscript(std::string_view name, const std::string& into,
+                                            std::span<const float> w) {
+  if (!is_torchscript_name(name)) {
+    return Error{fmt::format(
+        "--model {}: export writes into a TorchScript module; give --model torchscript:PATH, "
+        "the module the run trained",
+        name)};
+  }
+  TorchScriptExport request;
+  request.trained = std::string(name.substr(kPrefix.size()));
+  request.into = into;
+  request.w = w;
+  for (const auto& [flag, path] : {std::pair{"--model", request.trained}, {"--into", into}}) {
+    std::error_code ec;
+    if (!path.empty() && !fs::is_regular_file(path, ec)) {
+      return Error{fmt::format("{} {}: no such file '{}'", flag,
+                               std::string_view(flag) == "--model" ? name : path, path)};
+    }
+  }
+  const Plugin& p = plugin();
+  if (!p.export_to) return Error{p.error};
+  TorchScriptExported out;
+  std::string error;
+  if (!p.export_to(request, out, error)) return Error{error};
+  return TorchScriptFiles{std::move(out.module), std::move(out.state_dict)};
 }
 
 }  // namespace stalesgd::model

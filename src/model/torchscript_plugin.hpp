@@ -6,14 +6,16 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include "stalesgd/model/model.hpp"
 
 namespace stalesgd::model {
 
-inline constexpr int kTorchScriptAbi = 1;
+inline constexpr int kTorchScriptAbi = 2;
 inline constexpr const char* kTorchScriptSymbol = "stalesgd_make_torchscript_model";
+inline constexpr const char* kTorchScriptExportSymbol = "stalesgd_export_torchscript";
 // const char* (): the LibTorch version the plugin was built against.
 inline constexpr const char* kTorchScriptVersionSymbol = "stalesgd_torchscript_libtorch";
 inline constexpr const char* kTorchScriptPluginFile = "libstalesgd_torchscript.so";
@@ -28,5 +30,22 @@ struct TorchScriptRequest {
 
 // Returns the model, or null with `error` set to one line naming the problem and the fix.
 using MakeTorchScriptModel = Model* (*)(const TorchScriptRequest& request, std::string& error);
+
+// `stalesgd export`: a run's flat vector written back into a module (docs/models.md, "Weights
+// back into PyTorch").
+struct TorchScriptExport {
+  int abi = kTorchScriptAbi;
+  std::string trained;       // the module the run trained: it gives the flat vector's layout
+  std::string into;          // the module to write into: `trained` itself, or one whose
+                             // parameters and buffers have the same names and shapes
+  std::span<const float> w;  // the flat vector (train --save-model)
+};
+struct TorchScriptExported {
+  std::string module;      // `into` with the values, as a TorchScript file's bytes
+  std::string state_dict;  // {name: tensor} for torch.load, then nn.Module.load_state_dict
+};
+// True with `out` filled, or false with `error` set to one line.
+using ExportTorchScript = bool (*)(const TorchScriptExport& request, TorchScriptExported& out,
+                                   std::string& error);
 
 }  // namespace stalesgd::model

@@ -52,7 +52,9 @@ Result<std::vector<float>> read_model_file(const fs::path& path, std::size_t cou
     return Error{fmt::format("--model-file {}: holds {}, not float32 parameters", path.string(),
                              npy_dtype_text(*array))};
   }
-  if (array->elements != count) {
+  if (count == kAnyCount) {
+    count = array->elements;
+  } else if (array->elements != count) {
     return Error{fmt::format(
         "--model-file {}: holds {} parameters, the model {}; give the --model and --hidden "
         "of the run that saved it",
@@ -71,14 +73,12 @@ Result<std::vector<float>> read_model_file(const fs::path& path, std::size_t cou
   return params;
 }
 
-Status check_model_path(const fs::path& path) {
+Status check_model_path(const fs::path& path, std::string_view flag) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   std::error_code ec;
   if (!fs::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
-    return Error{
-        fmt::format("--save-model {}: {} is not a folder this user can write in; give "
-                    "another path",
-                    path.string(), dir.string())};
+    return Error{fmt::format("{} {}: {} is not a folder this user can write in; give another path",
+                             flag, path.string(), dir.string())};
   }
   return {};
 }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "stalesgd/util/result.hpp"
@@ -19,9 +20,11 @@ Status write_model_file(const std::filesystem::path& path, std::span<const float
 // elements. An Error, one line naming the file: missing, not a .npy file, another dtype, or
 // another number of parameters than the model has.
 Result<std::vector<float>> read_model_file(const std::filesystem::path& path, std::size_t count);
+// As a count: any number of parameters (`stalesgd export`, whose plugin checks it).
+inline constexpr std::size_t kAnyCount = static_cast<std::size_t>(-1);
 
 // Whether `path` can be written: its folder exists and is a folder this process may write in.
 // Checked before a run trains, so that a bad --save-model costs nothing.
-Status check_model_path(const std::filesystem::path& path);
+Status check_model_path(const std::filesystem::path& path, std::string_view flag = "--save-model");
 
 }  // namespace stalesgd

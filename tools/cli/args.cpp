@@ -52,6 +52,8 @@ std::string usage() {
       "                  [--set KEY=VALUE ...] [--only PATTERN ...] [--data-dir DIR] [--jobs N]\n"
       "                  [--checkpoint-every T]\n"
       "  stalesgd eval   --model M [--hidden H] --model-file PATH.npy --dataset D\n"
+      "  stalesgd export --model torchscript:PATH --model-file PATH.npy [--into PATH]\n"
+      "                  --out FILE.pt [--state-dict FILE.pth]\n"
       "  stalesgd serve  DIR [--port 6006] [--host 127.0.0.1]\n"
       "\n"
       "  stalesgd --version | --man (this manual page in roff: stalesgd --man | man -l -)\n"
@@ -315,6 +317,7 @@ int run_cli(int argc, char** argv) {
   if (command == "theory") return theory_command(argc - 1, argv + 1);
   if (command == "race") return race_command(argc - 1, argv + 1, command_line);
   if (command == "eval") return eval_command(argc - 1, argv + 1);
+  if (command == "export") return export_command(argc - 1, argv + 1);
   if (command == "calibrate") return calibrate_command(argc - 1, argv + 1);
   if (command == "serve") return serve_command(argc - 1, argv + 1);
   return fail(fmt::format("unknown command '{}'; run `stalesgd --help` for the commands", command),

@@ -50,6 +50,9 @@ int usage_error(const std::string& command, const cxxopts::exceptions::exception
 // `stalesgd eval ...` (eval_command.cpp).
 int eval_command(int argc, char** argv);
 
+// `stalesgd export ...` (export_command.cpp).
+int export_command(int argc, char** argv);
+
 // `stalesgd race ...` (race_args.cpp).
 int race_command(int argc, char** argv, const std::vector<std::string>& command_line);
 

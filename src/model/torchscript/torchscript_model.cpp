@@ -1,11 +1,13 @@
 // The TorchScript plugin: a Model over a scripted nn.Module, computed with LibTorch. Built as
 // libstalesgd_torchscript.so and loaded by src/model/torchscript.cpp (docs/models.md).
 //
-// The server owns the parameters as one flat vector, like every model's: the module's
-// parameters in named_parameters() order, each row-major. Each Workspace holds its own clone
-// of the module, so that workers compute at once without sharing tensors; a step copies the
-// flat vector into the clone's parameters, runs forward, cross-entropy and autograd, and copies
-// the gradients out. LibTorch computes on the calling thread only (one intra-op thread).
+// The server owns the module's state as one flat vector, like every model's: its parameters,
+// then its buffers (torchscript_layout.hpp). Each Workspace holds its own clone of the module,
+// so that workers compute at once without sharing tensors. A training step copies the flat
+// vector into the clone, runs forward in train mode (BatchNorm on the batch's statistics,
+// Dropout drawing from the minibatch's seed), cross-entropy and autograd, and copies out the
+// gradients and the buffers' change; evaluation runs in eval mode on the buffers it is given.
+// LibTorch computes on the calling thread only (one intra-op thread).
 #include <dlfcn.h>
 
 // First: clang's C++20 std::vector needs c10::IValue complete where LibTorch 1.13's headers use
@@ -13,38 +15,26 @@
 #include <ATen/core/ivalue.h>
 // clang-format off
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/jit/passes/inliner.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
+#include <caffe2/serialize/inline_container.h>
 // clang-format on
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <sstream>
 
+#include "model/torchscript/torchscript_errors.hpp"
+#include "model/torchscript/torchscript_layout.hpp"
 #include "model/torchscript_plugin.hpp"
 
 namespace stalesgd::model {
 namespace {
-
-// The first line of a LibTorch message (they run to pages of TorchScript stack).
-std::string first_line(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t") != std::string::npos) return line;
-  }
-  return "no message";
-}
-
-std::string shape_text(at::IntArrayRef sizes) {
-  std::string s;
-  for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? "x" : "") + std::to_string(sizes[i]);
-  return s.empty() ? "a scalar" : s;
-}
 
 // One intra-op thread for LibTorch and for the OpenBLAS it calls: the engine's workers are the
 // parallelism. OpenBLAS is reached through LibTorch, so its setter is looked up, not linked.
@@ -63,12 +53,52 @@ void use_one_thread() {
   });
 }
 
-struct Param {
-  std::size_t offset = 0;
-  std::vector<std::int64_t> sizes;
-  std::size_t numel = 0;
-  bool weight = false;  // two or more dimensions: what --l2 penalises
-};
+// A module whose forward draws random numbers (Dropout, RReLU, torch.rand...) draws them from
+// LibTorch's one default CPU generator. Each training forward of such a module seeds it with
+// its minibatch's seed under this lock, so that its masks depend on the minibatch alone, not on
+// which other worker drew in between: a virtual-clock run is byte-identical, and a P = 1 run
+// draws the masks PyTorch draws after torch.manual_seed(seed >> 1) (docs/models.md). The cost
+// is that the forwards of such a module do not overlap (their backwards do).
+std::mutex& draw_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+bool draws(const torch::jit::Block* block) {
+  for (const torch::jit::Node* n : block->nodes()) {
+    const std::string kind = n->kind().toQualString();
+    if (kind.find("dropout") != std::string::npos || kind.find("bernoulli") != std::string::npos ||
+        kind.starts_with("aten::rand") || kind.find("normal") != std::string::npos ||
+        kind.find("uniform") != std::string::npos ||
+        kind.find("multinomial") != std::string::npos || kind.find("rrelu") != std::string::npos) {
+      return true;
+    }
+    for (const torch::jit::Block* b : n->blocks()) {
+      if (draws(b)) return true;
+    }
+  }
+  return false;
+}
+
+// Whether forward (with every submodule's forward inlined) has a node that draws.
+bool forward_draws(const torch::jit::Module& m) {
+  auto graph = m.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  return draws(graph->block());
+}
+
+template <class List>
+std::vector<at::Tensor> tensors(const List& list) {
+  std::vector<at::Tensor> out;
+  for (const auto& t : list) out.push_back(t);
+  return out;
+}
+
+// A LibTorch failure inside the user's module: one line naming it, the whole text for run.log.
+[[noreturn]] void throw_model_error(const std::string& what, const std::exception& e) {
+  const std::string text = message_of(e);
+  throw ModelError(what + ": " + summary_line(text), text);
+}
 
 class TorchScriptWorkspace final : public Workspace {
  public:
@@ -78,29 +108,38 @@ class TorchScriptWorkspace final : public Workspace {
   torch::jit::Module module;
   std::vector<at::Tensor> params;
   int max_batch;
+  bool training = false;  // the clone's mode now
+
+  void mode(bool train) {
+    if (training == train) return;
+    module.train(train);
+    training = train;
+  }
 };
 
 class TorchScriptModel final : public Model {
  public:
-  TorchScriptModel(torch::jit::Module module, const TorchScriptRequest& r)
-      : module_(std::move(module)), input_(r.input), classes_(r.classes), l2_(r.l2) {
-    for (const auto& p : module_.named_parameters()) {
-      const auto& t = p.value;
-      params_.push_back(
-          {total_, t.sizes().vec(), static_cast<std::size_t>(t.numel()), t.dim() >= 2});
-      total_ += params_.back().numel;
-    }
-    initial_.resize(total_);
-    copy_out(module_.parameters(), initial_);
+  TorchScriptModel(torch::jit::Module module, Layout layout, const TorchScriptRequest& r)
+      : module_(std::move(module)),
+        layout_(std::move(layout)),
+        input_(r.input),
+        classes_(r.classes),
+        l2_(r.l2),
+        draws_(forward_draws(module_)) {
+    initial_.resize(layout_.total);
+    copy_out(layout_, tensors(module_.parameters()), tensors(module_.buffers()), initial_);
     describe_ = "torchscript(" + std::filesystem::path(r.path).filename().string() + ", " +
-                std::to_string(total_) + " parameters)";
+                std::to_string(layout_.total - layout_.state) + " parameters" +
+                (layout_.state ? ", " + std::to_string(layout_.state) + " buffer values" : "") +
+                ")";
   }
 
   std::string describe() const override { return describe_; }
-  std::size_t num_params() const override { return total_; }
+  std::size_t num_params() const override { return layout_.total; }
+  std::size_t num_state() const override { return layout_.state; }
 
-  // The file's own weights: a TorchScript model starts where its export left it (the seed
-  // still drives sampling and delays).
+  // The file's own weights and buffers: a TorchScript model starts where its export left it
+  // (the seed still drives sampling and delays).
   void init_params(std::span<float> w, std::uint64_t /*seed*/) const override {
     std::copy(initial_.begin(), initial_.end(), w.begin());
   }
@@ -108,7 +147,7 @@ class TorchScriptModel final : public Model {
   std::unique_ptr<Workspace> make_workspace(int max_batch) const override {
     std::lock_guard lock(clone_mutex_);  // clone() reads the shared module's tensors
     auto clone = module_.clone();
-    clone.train(false);  // no dropout / batch-norm updates: a gradient is a function of w
+    clone.train(false);
     return std::make_unique<TorchScriptWorkspace>(std::move(clone), max_batch);
   }
 
@@ -118,27 +157,40 @@ class TorchScriptModel final : public Model {
     use_one_thread();
     auto& ws = static_cast<TorchScriptWorkspace&>(workspace);
     if (cancel && cancel->load(std::memory_order_relaxed)) return std::nullopt;
-    load(w, ws);
-    at::Tensor loss = at::cross_entropy_loss(logits(ws, batch), labels(batch));
+    copy_in(layout_, w, ws.params, tensors(ws.module.buffers()));
+    ws.mode(true);
+    at::Tensor loss;
+    try {
+      loss = at::cross_entropy_loss(train_logits(ws, batch), labels(batch));
+    } catch (const std::exception& e) {
+      throw_model_error("its forward fails in train mode", e);
+    }
     if (l2_ > 0.0f) loss = loss + penalty_tensor(ws);
     if (cancel && cancel->load(std::memory_order_relaxed)) return std::nullopt;
-    const auto grads = torch::autograd::grad({loss}, ws.params, {}, false, false, true);
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-      float* out = grad.data() + params_[i].offset;
+    std::vector<at::Tensor> grads;
+    try {
+      grads = torch::autograd::grad({loss}, ws.params, {}, false, false, true);
+    } catch (const std::exception& e) {
+      throw_model_error("its backward fails", e);
+    }
+    for (std::size_t i = 0; i < layout_.params.size(); ++i) {
+      const auto& p = layout_.params[i];
+      float* out = grad.data() + p.offset;
       if (!grads[i].defined()) {  // a parameter forward does not use
-        std::fill(out, out + params_[i].numel, 0.0f);
+        std::fill(out, out + p.numel, 0.0f);
       } else {
         const at::Tensor g = grads[i].contiguous();
-        std::memcpy(out, g.data_ptr<float>(), params_[i].numel * sizeof(float));
+        std::memcpy(out, g.data_ptr<float>(), p.numel * sizeof(float));
       }
     }
+    state_change(ws, w, grad);
     return loss.item<float>();
   }
 
   double l2_penalty(std::span<const float> w) const override {
     if (l2_ == 0.0f) return 0.0;
     double sum = 0.0;
-    for (const auto& p : params_) {
+    for (const auto& p : layout_.params) {
       if (!p.weight) continue;
       for (std::size_t i = 0; i < p.numel; ++i) sum += double(w[p.offset + i]) * w[p.offset + i];
     }
@@ -150,12 +202,18 @@ class TorchScriptModel final : public Model {
     use_one_thread();
     auto& ws = static_cast<TorchScriptWorkspace&>(workspace);
     c10::InferenceMode inference;
-    load(w, ws);
+    copy_in(layout_, w, ws.params, tensors(ws.module.buffers()));
+    ws.mode(false);
     EvalSums sums;
     for (std::size_t done = 0; done < count;) {
       const auto n = static_cast<int>(std::min<std::size_t>(ws.max_batch, count - done));
       const Batch b{data.sample(first + done), data.labels.data() + first + done, n};
-      const at::Tensor out = logits(ws, b);
+      at::Tensor out;
+      try {
+        out = ws.module.forward({batch_tensor(b)}).toTensor();
+      } catch (const std::exception& e) {
+        throw_model_error("its forward fails in eval mode", e);
+      }
       const at::Tensor y = labels(b);
       sums.loss += at::cross_entropy_loss(out, y, {}, at::Reduction::Sum).item<double>();
       sums.errors += static_cast<std::size_t>(out.argmax(1).ne(y).sum().item<std::int64_t>());
@@ -164,21 +222,26 @@ class TorchScriptModel final : public Model {
     return sums;
   }
 
-  // Runs forward once on zeros: the module must take this data set's batches and return
-  // finite logits, one row of `classes` per sample. Empty when it does.
+  // Runs forward once on zeros in eval mode, then a training step in train mode: the module
+  // must take this data set's batches in both and return finite logits, one row of `classes`
+  // per sample, and keep its buffers' shapes. Empty when it does.
   std::string probe() const {
-    auto ws = make_workspace(2);
-    auto& tw = static_cast<TorchScriptWorkspace&>(*ws);
-    c10::InferenceMode inference;
-    const std::vector<float> x(2 * input_.dim(), 0.0f);
-    const std::vector<std::uint8_t> y(2, 0);
     const std::string in = "2x" + std::to_string(input_.channels) + "x" +
                            std::to_string(input_.height) + "x" + std::to_string(input_.width);
+    const std::vector<float> x(2 * input_.dim(), 0.0f);
+    const std::vector<std::uint8_t> y(2, 0);
+    const Batch b{x.data(), y.data(), 2};
     c10::IValue out;
-    try {
-      out = tw.module.forward({batch_tensor({x.data(), y.data(), 2})});
-    } catch (const std::exception& e) {
-      return "its forward fails on a " + in + " batch of this data set: " + first_line(e.what());
+    {
+      auto ws = make_workspace(2);
+      auto& tw = static_cast<TorchScriptWorkspace&>(*ws);
+      c10::InferenceMode inference;
+      try {
+        out = tw.module.forward({batch_tensor(b)});
+      } catch (const std::exception& e) {
+        return "its forward fails on a " + in +
+               " batch of this data set: " + summary_line(message_of(e));
+      }
     }
     if (!out.isTensor()) {
       return "its forward returns " + out.tagKind() + ", not a tensor of logits";
@@ -195,6 +258,13 @@ class TorchScriptModel final : public Model {
     if (!t.isfinite().all().item<bool>()) {
       return "its forward returns non-finite logits at the file's weights";
     }
+    auto ws = make_workspace(2);
+    std::vector<float> grad(layout_.total);
+    try {
+      loss_and_gradient(initial_, b, grad, *ws, nullptr);
+    } catch (const ModelError& e) {
+      return std::string(e.what()) + " (on a " + in + " batch of this data set)";
+    }
     return {};
   }
 
@@ -208,78 +278,119 @@ class TorchScriptModel final : public Model {
     return at::from_blob(const_cast<std::uint8_t*>(b.labels), {b.size}, at::kByte).to(at::kLong);
   }
 
-  at::Tensor logits(TorchScriptWorkspace& ws, const Batch& b) const {
+  static std::string shape_text(at::IntArrayRef sizes) {
+    std::string s;
+    for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? "x" : "") + std::to_string(sizes[i]);
+    return s.empty() ? "a scalar" : s;
+  }
+
+  // Train-mode logits; a module that draws does so from the minibatch's seed (draw_mutex).
+  at::Tensor train_logits(TorchScriptWorkspace& ws, const Batch& b) const {
+    if (!draws_) return ws.module.forward({batch_tensor(b)}).toTensor();
+    std::lock_guard lock(draw_mutex());
+    auto gen = at::detail::getDefaultCPUGenerator();
+    {
+      std::lock_guard gen_lock(gen.mutex());
+      gen.set_current_seed(b.seed >> 1);  // PyTorch's manual_seed takes 63 bits
+    }
     return ws.module.forward({batch_tensor(b)}).toTensor();
+  }
+
+  // The buffers' change over the step, old - new, into the gradient's state entries (the
+  // server folds it with weight 1: Model::num_state). A buffer must keep its shape and type.
+  void state_change(TorchScriptWorkspace& ws, std::span<const float> w,
+                    std::span<float> grad) const {
+    if (layout_.state == 0) return;
+    const auto buffers = tensors(ws.module.buffers());
+    for (std::size_t i = 0; i < layout_.buffers.size(); ++i) {
+      const auto& e = layout_.buffers[i];
+      if (i >= buffers.size() || buffers[i].sizes().vec() != e.sizes) {
+        throw ModelError(
+            "its buffer " + e.name + " changes shape in train mode, from " + sizes_text(e.sizes) +
+                " to " + (i < buffers.size() ? sizes_text(buffers[i].sizes()) : "none") +
+                "; stalesgd keeps a module's buffers in its flat vector, so each must keep "
+                "the shape it was registered with",
+            {});
+      }
+    }
+    const std::size_t first = layout_.total - layout_.state;
+    std::span<float> tail = grad.subspan(first);
+    copy_buffers_out(layout_, buffers, tail);
+    for (std::size_t i = 0; i < tail.size(); ++i) tail[i] = w[first + i] - tail[i];
   }
 
   at::Tensor penalty_tensor(const TorchScriptWorkspace& ws) const {
     at::Tensor sum = at::zeros({}, at::kFloat);
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-      if (params_[i].weight) sum = sum + ws.params[i].pow(2).sum();
+    for (std::size_t i = 0; i < layout_.params.size(); ++i) {
+      if (layout_.params[i].weight) sum = sum + ws.params[i].pow(2).sum();
     }
     return sum * (0.5f * l2_);
   }
 
-  // w -> the workspace's parameter tensors (no autograd record of the copy).
-  void load(std::span<const float> w, TorchScriptWorkspace& ws) const {
-    at::NoGradGuard no_grad;
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-      std::memcpy(ws.params[i].data_ptr<float>(), w.data() + params_[i].offset,
-                  params_[i].numel * sizeof(float));
-    }
-  }
-
-  template <class Params>
-  void copy_out(Params params, std::span<float> w) const {
-    std::size_t i = 0;
-    for (const auto& p : params) {
-      const at::Tensor c = p.contiguous();
-      std::memcpy(w.data() + params_[i].offset, c.data_ptr<float>(),
-                  params_[i].numel * sizeof(float));
-      ++i;
-    }
-  }
-
   torch::jit::Module module_;
+  Layout layout_;
   ImageShape input_;
   int classes_;
   float l2_;
-  std::vector<Param> params_;
-  std::size_t total_ = 0;
+  bool draws_;
   std::vector<float> initial_;
   std::string describe_;
   mutable std::mutex clone_mutex_;
 };
 
+// What a file that torch::jit::load refuses holds, when it can tell: a zip of pickled tensors
+// without code is torch.save's (a state_dict), not a scripted module.
+std::string load_failure(const std::string& path, const std::exception& e) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    bool code = false;
+    for (const auto& record : reader.getAllRecords()) code = code || record.starts_with("code/");
+    if (!code && reader.hasRecord("data.pkl")) {
+      return "'" + path +
+             "' holds pickled tensors (torch.save, e.g. a state_dict), not a scripted module; "
+             "save the module itself: torch.jit.script(model).save(path) (its weights come "
+             "along; stalesgd export writes trained weights back into it)";
+    }
+  } catch (const std::exception&) {  // not a zip archive at all
+  }
+  return "'" + path + "' is not a TorchScript file (" + summary_line(message_of(e)) +
+         "); write one with torch.jit.script(model).save(path), e.g. tools/export_model.py";
+}
+
+}  // namespace
+
+// Loads a scripted module for training or export: its parameters require gradients; an empty
+// module with `error` set when it does not load.
+torch::jit::Module load_module(const std::string& path, std::string& error) {
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path);
+  } catch (const std::exception& e) {
+    error = load_failure(path, e);
+    return {};
+  }
+  for (const auto& p : module.parameters()) p.set_requires_grad(true);
+  return module;
+}
+
+namespace {
+
 // Loads and checks the file; the module's parameters must be float32 and contiguous, since the
 // workspace writes the flat vector straight into their storage.
 Model* make(const TorchScriptRequest& r, std::string& error) {
   use_one_thread();
-  torch::jit::Module module;
-  try {
-    module = torch::jit::load(r.path);
-  } catch (const std::exception& e) {
-    error = "'" + r.path + "' is not a TorchScript file (" + first_line(e.what()) +
-            "); write one with torch.jit.script(model).save(path), e.g. tools/export_model.py";
+  torch::jit::Module module = load_module(r.path, error);
+  if (!error.empty()) return nullptr;
+  Layout layout;
+  if (auto problem = read_layout(module, layout); !problem.empty()) {
+    error = "'" + r.path + "': " + problem;
     return nullptr;
   }
-  std::size_t count = 0;
-  for (const auto& p : module.named_parameters()) {
-    ++count;
-    if (p.value.scalar_type() != at::kFloat || !p.value.is_contiguous()) {
-      error = "'" + r.path + "': parameter " + p.name + " is " +
-              std::string(c10::toString(p.value.scalar_type())) +
-              (p.value.is_contiguous() ? "" : " and not contiguous") +
-              "; export the module with module.float() before scripting";
-      return nullptr;
-    }
-    p.value.set_requires_grad(true);
-  }
-  if (count == 0) {
+  if (layout.params.empty()) {
     error = "'" + r.path + "' has no parameters to train";
     return nullptr;
   }
-  auto model = std::make_unique<TorchScriptModel>(std::move(module), r);
+  auto model = std::make_unique<TorchScriptModel>(std::move(module), std::move(layout), r);
   if (auto problem = model->probe(); !problem.empty()) {
     error = "'" + r.path + "': " + problem;
     return nullptr;
@@ -299,7 +410,8 @@ extern "C" __attribute__((visibility("default"))) stalesgd::Model* stalesgd_make
   try {
     return stalesgd::model::make(request, error);
   } catch (const std::exception& e) {
-    error = "'" + request.path + "': " + stalesgd::model::first_line(e.what());
+    error =
+        "'" + request.path + "': " + stalesgd::model::summary_line(stalesgd::model::message_of(e));
     return nullptr;
   }
 }

@@ -1,0 +1,56 @@
+// The flat vector of a TorchScript module, which the server owns as it owns every model's: the
+// module's parameters in named_parameters() order, each row-major, then its buffers (BatchNorm
+// running statistics, num_batches_tracked, any registered buffer) in named_buffers() order, as
+// float32 whatever their own type (docs/models.md, "Train mode and buffers"). The model and the
+// export (`stalesgd export`) both read and write modules through it.
+#pragma once
+
+#include <torch/script.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stalesgd::model {
+
+struct LayoutEntry {
+  std::string name;  // "layer1.0.bn1.running_mean"
+  std::size_t offset = 0;
+  std::size_t numel = 0;
+  std::vector<std::int64_t> sizes;
+  at::ScalarType type = at::kFloat;
+  bool weight = false;  // a parameter of two or more dimensions: what --l2 penalises
+};
+
+struct Layout {
+  std::vector<LayoutEntry> params;
+  std::vector<LayoutEntry> buffers;
+  std::size_t total = 0;  // floats in the flat vector
+  std::size_t state = 0;  // of which the buffers', at the end
+};
+
+// Loads a scripted module for training or export, its parameters requiring gradients; an empty
+// module with `error` set to one line when it does not load (a state_dict given for a module
+// is named as such). In torchscript_model.cpp.
+torch::jit::Module load_module(const std::string& path, std::string& error);
+
+// The module's layout; an empty string, or one line naming what cannot be laid out (a
+// parameter that is not float32, a buffer of a type without a float value).
+std::string read_layout(const torch::jit::Module& module, Layout& layout);
+
+// "a 16 x 1 x 3 x 3 tensor"
+std::string sizes_text(at::IntArrayRef sizes);
+
+// w into the tensors (a module's parameters() and buffers(), in layout order), converting the
+// buffers to their own types; no autograd record.
+void copy_in(const Layout& layout, std::span<const float> w, const std::vector<at::Tensor>& params,
+             const std::vector<at::Tensor>& buffers);
+// The tensors into w (num = layout.total floats).
+void copy_out(const Layout& layout, const std::vector<at::Tensor>& params,
+              const std::vector<at::Tensor>& buffers, std::span<float> w);
+// The buffers alone into `state` (layout.state floats, the end of w).
+void copy_buffers_out(const Layout& layout, const std::vector<at::Tensor>& buffers,
+                      std::span<float> state);
+
+}  // namespace stalesgd::model
