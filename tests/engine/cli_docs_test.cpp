@@ -22,6 +22,7 @@ TEST_CASE("docs/cli.md documents every flag of every command", "[cli][docs]") {
                                                                    {"theory", "--help"},
                                                                    {"race", "--help"},
                                                                    {"eval", "--help"},
+                                                                   {"export", "--help"},
                                                                    {"calibrate", "--help"},
                                                                    {"serve", "--help"}}) {
     const auto help = run_cli(command);

@@ -45,7 +45,7 @@ TEST_CASE("man page: every command's flags, from the tables --help prints, read 
   }
   // Every flag each command's --help lists.
   for (const char* command :
-       {"train", "race", "theory", "theory --error", "eval", "serve", "data fetch", "data info"}) {
+       {"train", "race", "theory", "theory --error", "eval", "export", "serve", "data fetch", "data info"}) {
     const auto help = run_shell(kCli + " " + command + " --help");
     REQUIRE(help.exit_code == 0);
     INFO(command);

@@ -97,6 +97,7 @@ int print_man_page(const std::string& usage) {
                                          {"theory"},
                                          {"theory", "--error"},
                                          {"eval"},
+                                         {"export"},
                                          {"serve"},
                                          {"data", "fetch"},
                                          {"data", "info"}}) {
