@@ -5,7 +5,12 @@
 // export (`stalesgd export`) both read and write modules through it.
 #pragma once
 
+// First: clang's C++20 std::vector needs c10::IValue complete where LibTorch 1.13's headers use
+// it (the ASan build is clang's).
+#include <ATen/core/ivalue.h>
+// clang-format off
 #include <torch/script.h>
+// clang-format on
 
 #include <cstdint>
 #include <span>
