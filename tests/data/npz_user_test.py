@@ -3,7 +3,8 @@
 they come (uint8 0..16), with labels 1..10, and as channels-last (n, 8, 8, 1) images. Each is
 refused before training with exit 1 and one line on stderr naming the NumPy fix and the key that
 would keep the data as it is; the NumPy line of each message, run as written, gives a file that
-trains to a sensible test error. The keys train too: pixel_max=16 exactly as the fixed floats.
+trains to a sensible test error. The keys train too: pixel_max=16 exactly as the fixed floats;
+and a run cut short is not resumed on the file with a key changed.
 
 usage: tests/data/npz_user_test.py path/to/stalesgd   (needs Debian's python3-sklearn)
 """
@@ -29,8 +30,13 @@ def fail(message):
     sys.exit(1)
 
 
-def train(stalesgd, path, out):
-    return subprocess.run([stalesgd, *TRAIN, "--dataset", f"npz:{path}", "--out", str(out)],
+def train(stalesgd, path, out, *extra):
+    command = [stalesgd, *TRAIN, "--dataset", f"npz:{path}", "--out", str(out), *extra]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def resume(stalesgd, out):
+    return subprocess.run([stalesgd, "train", "--no-progress", "--resume", str(out)],
                           capture_output=True, text=True, check=False)
 
 
@@ -132,6 +138,24 @@ def main():
                      "(channels_first = 1)", "features    uint8 scaled by 1/16 (pixel_max = 16)"]:
             if r.returncode != 0 or text not in r.stdout:
                 fail(f"data info of channels_first=1: no '{text}' in {r.stdout}{r.stderr}")
+        # A key is part of the data set's digest: a run cut short (as kill -9 after its last
+        # checkpoint leaves it) is not resumed on the file with pixel_max changed.
+        numpy.savez(kept, **as_is, pixel_max=16)
+        cut = tmp / "cut"
+        if train(stalesgd, kept, cut, "--checkpoint-every", "0.5s").returncode != 0:
+            fail("the run with checkpoints failed")
+        (cut / "summary.json").unlink()
+        (cut / "workers.csv").unlink()
+        numpy.savez(kept, **as_is, pixel_max=17)
+        r = resume(stalesgd, cut)
+        if r.returncode != 1 or len(r.stderr.splitlines()) != 1 or \
+                f"the arrays of {kept} are not the ones this run started on" not in r.stderr:
+            fail(f"resumed with pixel_max changed: exit {r.returncode}, {r.stderr!r}")
+        numpy.savez(kept, **as_is, pixel_max=16)
+        r = resume(stalesgd, cut)
+        if r.returncode != 0:
+            fail(f"not resumed on its own file: {r.stderr.strip()}")
+
         # What the check keeps a user from: the digits scaled by 1/255 (pixel_max=255 says so).
         numpy.savez(kept, **as_is, pixel_max=255)
         dim, _ = trained(stalesgd, kept, tmp / "dim", "softmax(64-10)")
