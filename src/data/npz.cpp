@@ -177,7 +177,7 @@ Result<Arrays> open_arrays(std::span<const std::uint8_t> bytes, const std::strin
   auto keys = read_npz_keys(a.by_name, file);
   if (!keys) return keys.error();
   a.keys = *keys;
-  if (auto s = check_npz_layout(a["x_train"], a["x_test"], a.keys, file); !s) return s.error();
+  if (auto s = check_npz_headers(a["x_train"], a["x_test"], a.keys, file); !s) return s.error();
   auto classes = count_npz_classes(a["y_train"], a["y_test"], a.keys, file);
   if (!classes) return classes.error();
   a.classes = std::move(classes).value();

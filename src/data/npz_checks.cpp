@@ -13,15 +13,17 @@ namespace {
 
 struct KeySpec {
   const char* name;
+  std::optional<std::int64_t> NpzKeys::*field;
   std::int64_t lo, hi;
   const char* example;
   const char* range;  // what the value must be, after "is out of range; "
 };
 constexpr KeySpec kKeys[] = {
-    {"num_classes", 2, 256, "num_classes=10",
+    {"num_classes", &NpzKeys::num_classes, 2, 256, "num_classes=10",
      "stalesgd trains 2 to 256 classes (labels are stored as bytes)"},
-    {"pixel_max", 1, 255, "pixel_max=16", "it is the largest value uint8 features mean, 1 to 255"},
-    {"channels_first", 1, 1, "channels_first=1",
+    {"pixel_max", &NpzKeys::pixel_max, 1, 255, "pixel_max=16",
+     "it is the largest value uint8 features mean, 1 to 255"},
+    {"channels_first", &NpzKeys::channels_first, 1, 1, "channels_first=1",
      "it must be 1, to keep a 4-D x as (N, C, H, W) (channels-last images are turned with "
      "x.transpose(0, 3, 1, 2))"},
 };
@@ -84,16 +86,13 @@ Result<NpzKeys> read_npz_keys(const std::map<std::string, NpyArray>& arrays,
       return Error{fmt::format("{}: {} = {} is out of range; {}", file, k.name,
                                npy_integer_text(c, 0), k.range)};
     }
-    const std::string_view name = k.name;
-    (name == "num_classes" ? keys.num_classes
-     : name == "pixel_max" ? keys.pixel_max
-                           : keys.channels_first) = v;
+    keys.*k.field = v;
   }
   return keys;
 }
 
-Status check_npz_layout(const NpyArray& x_train, const NpyArray& x_test, const NpzKeys& keys,
-                        const std::string& file) {
+Status check_npz_headers(const NpyArray& x_train, const NpyArray& x_test, const NpzKeys& keys,
+                         const std::string& file) {
   if (keys.pixel_max && !is_u8(x_train) && !is_u8(x_test)) {
     return Error{fmt::format(
         "{}: pixel_max = {} is stored, but x_train is {} and x_test {}, taken as they are; "

@@ -36,8 +36,8 @@ Result<NpzKeys> read_npz_keys(const std::map<std::string, NpyArray>& arrays,
 // From the headers: pixel_max only with a uint8 x; channels_first only with a 4-D x; a 4-D x
 // whose last axis is 1, 3 or 4 and smaller than its second (channels-last) only with
 // channels_first.
-Status check_npz_layout(const NpyArray& x_train, const NpyArray& x_test, const NpzKeys& keys,
-                        const std::string& file);
+Status check_npz_headers(const NpyArray& x_train, const NpyArray& x_test, const NpzKeys& keys,
+                         const std::string& file);
 
 // The classes and how they were found ("the largest label + 1; labels 0 .. 9", "num_classes =
 // 11; labels 1 .. 10"): num_classes if stored (every
