@@ -2,8 +2,8 @@
 // its zip64 records, stored and deflated entries, .npy headers, dtypes, shapes and labels.
 // Input: a flags byte, then the .npz file. Flag bit 0: load it through load_npz_dataset from a
 // memory file (the real path, read_file_bytes included); else parse_npz_dataset on the bytes.
-// Bit 1: also read its NpzInfo (x headers and labels only), which must agree with the Dataset.
-// Property: an Error is one line; a Dataset is consistent (counts, shapes, labels below
+// Bit 1: also read its NpzInfo (x headers, labels and keys only), which must agree with the
+// Dataset. Property: an Error is one line; a Dataset is consistent (counts, shapes, labels below
 // num_classes in 2..256, finite features, a 16-digit digest).
 #include <cmath>
 #include <optional>

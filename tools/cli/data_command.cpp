@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "data/npz.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/data/fetch.hpp"
 
@@ -30,7 +31,16 @@ int run_data_info(const DataArgs& args) {
   fmt::print("test        {}\n", ds->test.count);
   fmt::print("image       {}x{}x{} (channels x height x width)\n", shape.channels, shape.height,
              shape.width);
-  fmt::print("classes     {}\n", ds->num_classes);
+  if (is_npz_name(args.dataset)) {
+    // What the reader decided (its checks, src/data/npz_checks.hpp), from the same file.
+    auto info = read_npz_info(args.dataset.substr(std::string_view("npz:").size()));
+    if (!info) return fail(info.error().message);
+    fmt::print("layout      x {}\n", info->layout);
+    fmt::print("features    {}\n", info->scale);
+    fmt::print("classes     {} ({})\n", ds->num_classes, info->classes);
+  } else {
+    fmt::print("classes     {}\n", ds->num_classes);
+  }
   for (const auto* split : {&ds->train, &ds->test}) {
     const auto stats = compute_stats(*split, ds->num_classes);
     fmt::print("{} class counts  {}\n", split == &ds->train ? "train" : "test ",
