@@ -217,8 +217,8 @@ TEST_CASE("resume: a conflicting flag, a finished run and a damaged checkpoint g
   damaged(flipped, "is corrupt (its checksum does not match)");
   damaged("#!/bin/sh\n" + good, "is not a stalesgd checkpoint");
   std::string other_format = good;
-  other_format[std::string_view("stalesgd checkpoint\n").size()] = 7;
-  damaged(other_format, "has checkpoint format 7");
+  other_format[std::string_view("stalesgd checkpoint\n").size()] = 9;
+  damaged(other_format, "has checkpoint format 9");
   fs::remove(dir / kCheckpointFile);
   r = run_shell(resume);
   CHECK_THAT(r.output, Contains("only a run started with --checkpoint-every can be resumed"));
