@@ -167,7 +167,7 @@ void train_on_both_clocks(const Zoo& z, bool cheap, bool same_bytes = true) {
 
 TEST_CASE("torchscript zoo: torchvision's resnet trains under k-async with stragglers",
           "[model][torchscript][zoo]") {
-  // 4.9 million parameters and about 25 ms a gradient of 16 on one core: a short run on a
+  // 4.9 million parameters and about 30 ms a gradient of 16 on one core: a short run on a
   // small slice, checked for a falling test loss only. 30 updates, since in train mode the
   // evaluation's BatchNorm statistics need about as many to forget their start.
   TempDir data;
