@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """PyTorch's own training loop for a TorchScript file: the baseline of
 benchmarks/torchscript_step.sh. Loads the module stalesgd trains with --model torchscript:PATH,
-then runs plain SGD on random MNIST minibatches (index, forward, cross-entropy, backward,
-optimizer step), single-threaded, and prints `pytorch <seconds per step>` over --steps steps
-after --warmup steps.
+then runs plain SGD in train mode on random MNIST minibatches (index, forward, cross-entropy,
+backward, optimizer step), single-threaded, and prints `pytorch <seconds per step>` over
+--steps steps after --warmup steps.
 
   OPENBLAS_NUM_THREADS=1 /usr/bin/python3 benchmarks/pytorch_loop.py MODEL.pt --batch 64
 """
@@ -29,7 +29,7 @@ def main():
     torch.manual_seed(1)
     x, y = mnist_batch(a.data_dir, 60000)  # the whole training split
     module = torch.jit.load(a.model)
-    module.train(False)  # as stalesgd runs it: no dropout or batch-norm updates
+    module.train()  # as stalesgd runs it: dropout on, batch-norm statistics updated
     opt = torch.optim.SGD(module.parameters(), lr=a.lr)
     for step in range(a.warmup + a.steps):
         if step == a.warmup:

@@ -9,7 +9,7 @@
 #   plot:  matplotlib for tools/plot.py and tools/paper_figures.py, pandas for tools/load_race.py,
 #          scikit-learn for its digits in the npz test (tests/data/npz_user_test.py)
 #   torch: LibTorch for --model torchscript:PATH (docs/models.md), PyTorch for
-#          tools/export_model.py
+#          tools/export_model.py and torchvision for its resnet
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
 #   fuzz:  clang with libFuzzer (libclang-rt-14-dev, only recommended by clang, so named) and
 #          llvm-symbolizer for readable sanitizer reports, for tools/fuzz.sh
@@ -28,7 +28,7 @@ for g in "${groups[@]}"; do
                   zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev
                   iproute2 procps) ;;
     plot)  want+=(python3-matplotlib python3-pandas python3-sklearn) ;;
-    torch) want+=(libtorch-dev python3-torch libopenblas0-pthread) ;;
+    torch) want+=(libtorch-dev python3-torch python3-torchvision libopenblas0-pthread) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;
     serve) want+=(libcpp-httplib-dev pkg-config curl chromium) ;;

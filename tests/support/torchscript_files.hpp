@@ -1,6 +1,6 @@
-// TorchScript files for the tests, written by tools/export_model.py (Debian's python3-torch;
-// tools/test.sh installs it) and kept in the build folder, so that the tests of one build
-// script each model once.
+// TorchScript files for the tests, written by tools/export_model.py (Debian's python3-torch, and
+// python3-torchvision for its resnet; tools/test.sh installs them) and kept in the build folder,
+// so that the tests of one build script each model once.
 #pragma once
 
 #include <filesystem>
