@@ -55,13 +55,9 @@ std::string compare(const std::vector<LayoutEntry>& trained, const std::vector<L
 }
 
 bool export_into(const TorchScriptExport& r, TorchScriptExported& out, std::string& error) {
-  torch::jit::Module trained = load_module(r.trained, error);
-  if (!error.empty()) return false;
   Layout layout;
-  if (auto problem = read_layout(trained, layout); !problem.empty()) {
-    error = "'" + r.trained + "': " + problem;
-    return false;
-  }
+  torch::jit::Module trained = load_module(r.trained, layout, error);
+  if (!error.empty()) return false;
   if (r.w.size() != layout.total) {
     error = "the parameters hold " + std::to_string(r.w.size()) + " floats but '" + r.trained +
             "' lays out " + std::to_string(layout.total) + " (" +
@@ -71,13 +67,9 @@ bool export_into(const TorchScriptExport& r, TorchScriptExported& out, std::stri
     return false;
   }
   const std::string into_path = r.into.empty() ? r.trained : r.into;
-  torch::jit::Module into = r.into.empty() ? trained : load_module(r.into, error);
+  Layout target = layout;
+  torch::jit::Module into = r.into.empty() ? trained : load_module(r.into, target, error);
   if (!error.empty()) return false;
-  Layout target;
-  if (auto problem = read_layout(into, target); !problem.empty()) {
-    error = "'" + into_path + "': " + problem;
-    return false;
-  }
   for (const auto& [a, b, kind] : {std::tuple{&layout.params, &target.params, "parameter"},
                                    std::tuple{&layout.buffers, &target.buffers, "buffer"}}) {
     if (auto problem = compare(*a, *b, kind, into_path); !problem.empty()) {

@@ -35,14 +35,15 @@ struct Layout {
   std::size_t state = 0;  // of which the buffers', at the end
 };
 
-// Loads a scripted module for training or export, its parameters requiring gradients; an empty
-// module with `error` set to one line when it does not load (a state_dict given for a module
-// is named as such). In torchscript_model.cpp.
-torch::jit::Module load_module(const std::string& path, std::string& error);
-
 // The module's layout; an empty string, or one line naming what cannot be laid out (a
 // parameter that is not float32, a buffer of a type without a float value).
 std::string read_layout(const torch::jit::Module& module, Layout& layout);
+
+// Loads a scripted module for training or export, its parameters requiring gradients, and its
+// layout; an empty module with `error` set to one line naming PATH when it does not load (a
+// state_dict given for a module is named as such) or cannot be laid out. In
+// torchscript_model.cpp.
+torch::jit::Module load_module(const std::string& path, Layout& layout, std::string& error);
 
 // "a 16 x 1 x 3 x 3 tensor"
 std::string sizes_text(at::IntArrayRef sizes);

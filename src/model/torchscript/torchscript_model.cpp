@@ -361,12 +361,16 @@ std::string load_failure(const std::string& path, const std::exception& e) {
 
 // Loads a scripted module for training or export: its parameters require gradients; an empty
 // module with `error` set when it does not load.
-torch::jit::Module load_module(const std::string& path, std::string& error) {
+torch::jit::Module load_module(const std::string& path, Layout& layout, std::string& error) {
   torch::jit::Module module;
   try {
     module = torch::jit::load(path);
   } catch (const std::exception& e) {
     error = load_failure(path, e);
+    return {};
+  }
+  if (auto problem = read_layout(module, layout); !problem.empty()) {
+    error = "'" + path + "': " + problem;
     return {};
   }
   for (const auto& p : module.parameters()) p.set_requires_grad(true);
@@ -379,13 +383,9 @@ namespace {
 // workspace writes the flat vector straight into their storage.
 Model* make(const TorchScriptRequest& r, std::string& error) {
   use_one_thread();
-  torch::jit::Module module = load_module(r.path, error);
-  if (!error.empty()) return nullptr;
   Layout layout;
-  if (auto problem = read_layout(module, layout); !problem.empty()) {
-    error = "'" + r.path + "': " + problem;
-    return nullptr;
-  }
+  torch::jit::Module module = load_module(r.path, layout, error);
+  if (!error.empty()) return nullptr;
   if (layout.params.empty()) {
     error = "'" + r.path + "' has no parameters to train";
     return nullptr;
