@@ -293,6 +293,16 @@ std::vector<OptionDecl> make_table() {
       .group = kEngineGroup}));
   t.push_back(field<&O::eval_test_samples>({.name = "eval-samples", .type = T::kUnsigned,
       .default_text = "0", .help = "Test samples per evaluation (0 = all)", .group = kEngineGroup}));
+  t.push_back({.name = "eval-sizing", .type = T::kChoice, .default_text = "auto",
+      .help = "Real clock: auto scores intermediate snapshots, once evaluation falls behind "
+              "training, on the first samples that fit its share of --eval-every (the final one "
+              "on all); full: every snapshot on all of them",
+      .group = kEngineGroup,
+      .choices = {"auto", "full"},
+      .set = [](O& o, const OptionValue& v) { o.eval_sizing = word(v) == "auto"; },
+      .get = [](const O& o) -> std::optional<OptionValue> {
+        return OptionValue{std::string(o.eval_sizing ? "auto" : "full")};
+      }});
   t.push_back(field<&O::holdout>({.name = "holdout", .type = T::kUnsigned, .default_text = "0",
       .help = "Hold out the last N training samples: never trained on, evaluated at every "
               "snapshot (evals.csv val_loss, val_error) to choose a learning rate without the "

@@ -2,8 +2,10 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <tbb/task_arena.h>
@@ -11,53 +13,160 @@
 #include "util/parallel.hpp"
 
 namespace stalesgd {
+namespace {
+
+// Sizing aims an intermediate evaluation at half the catch-up thread's share of one interval:
+// it then keeps up with room for the share's error (other load on the machine, a model whose
+// cost varies), and takes half its share from training while behind.
+constexpr double kSizingShare = 0.5;
+
+std::size_t used(std::size_t asked, std::size_t count) {
+  return asked == 0 ? count : std::min(asked, count);
+}
+
+}  // namespace
+
+EvalPlan size_evaluation(EvalPlan full, std::size_t val, std::size_t batch, double sample_cost_s,
+                         double budget_s) {
+  const auto whole = static_cast<double>(full.test + full.train + val);
+  if (sample_cost_s <= 0.0 || whole * sample_cost_s <= budget_s) return full;
+  const double room = std::max(0.0, budget_s / sample_cost_s - static_cast<double>(val));
+  const double fraction = room / static_cast<double>(full.test + full.train);
+  const auto cut = [&](std::size_t n) {
+    const auto b = std::max<std::size_t>(1, batch);
+    // + 1e-9 of a sample: 0.3 s / 0.1 ms is 2999.99... in binary and means 3000.
+    const auto samples = std::floor(fraction * static_cast<double>(n) + 1e-9);
+    const auto blocks = static_cast<std::size_t>(samples) / b;
+    return std::clamp(blocks * b, std::min(b, n), n);
+  };
+  return {cut(full.test), cut(full.train)};
+}
 
 Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions options)
     : model_(model),
       data_(data),
       options_(options),
+      full_{used(options.test_samples, data.test.count),
+            used(options.train_samples, data.train.count)},
+      sized_(full_),
+      clock_start_(Clock::now()),
       max_pending_(std::clamp<std::size_t>(
           kMaxPendingBytes / std::max<std::size_t>(1, model.num_params() * sizeof(float)), 2,
           kMaxPending)) {
   if (options_.background) {
-    thread_ = std::thread([this] { run_background(); });
+    if (options_.sizing) {
+      // Before the run clock starts, on this thread at normal priority.
+      sample_cost_s_ =
+          options_.sample_cost_s > 0.0 ? options_.sample_cost_s : measure_sample_cost();
+      const double budget_s = kSizingShare * options_.eval_every_s * options_.share;
+      sized_ =
+          size_evaluation(full_, data_.val.count, static_cast<std::size_t>(options_.eval_batch),
+                          sample_cost_s_, budget_s);
+    }
+    idle_thread_ = std::thread([this] { run_background(Owner::kIdle); });
+    if (options_.catch_up) {
+      catch_up_thread_ = std::thread([this] { run_background(Owner::kCatchUp); });
+    }
   } else if (!options_.parallel) {
     inline_ws_ = model_.make_workspace(options_.eval_batch);
   }
 }
 
 Evaluator::~Evaluator() {
-  if (thread_.joinable()) {
-    // Back to normal priority for the snapshot it may be evaluating: at SCHED_IDLE a busy
-    // machine would hold up the end of the run (and past a SIGTERM's grace) for it.
-    sched_param param{};
-    pthread_setschedparam(thread_.native_handle(), SCHED_OTHER, &param);
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-      queue_.clear();
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
+  stop_threads();
 }
 
-EvalRecord Evaluator::evaluate(const Pending& p, Workspace& ws) const {
-  EvalRecord row;
-  row.wall_s = p.wall_s;
-  row.iteration = p.iteration;
-  const auto test = model_.evaluate(p.params, data_.test, ws, options_.test_samples);
-  const auto train = model_.evaluate(p.params, data_.train, ws, options_.train_samples);
-  row.test_loss = test.loss;
-  row.test_error = test.error;
-  row.train_loss = train.loss;
-  row.train_objective = train.loss + model_.l2_penalty(p.params);
-  if (data_.val.count > 0) {
-    const auto val = model_.evaluate(p.params, data_.val, ws, 0);
-    row.val_loss = val.loss;
-    row.val_error = val.error;
+void Evaluator::stop_threads() {
+  if (idle_thread_.joinable()) {
+    // Back to normal priority for the block it may be scoring: at SCHED_IDLE a busy machine
+    // would hold up the end of the run (and past a SIGTERM's grace) for it. Only a thread with
+    // CAP_SYS_NICE may leave SCHED_IDLE; without, the call fails and the block waits for a core.
+    sched_param param{};
+    pthread_setschedparam(idle_thread_.native_handle(), SCHED_OTHER, &param);
   }
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  cv_.notify_all();
+  if (catch_up_thread_.joinable()) catch_up_thread_.join();
+  if (idle_thread_.joinable()) idle_thread_.join();
+}
+
+double Evaluator::measure_sample_cost() const {
+  const Split& split = data_.test.count > 0 ? data_.test : data_.train;
+  const std::size_t n = std::min(static_cast<std::size_t>(options_.eval_batch), split.count);
+  if (n == 0) return 0.0;
+  std::vector<float> w(model_.num_params());
+  model_.init_params(w, 1);
+  auto ws = model_.make_workspace(options_.eval_batch);
+  (void)model_.evaluate_sums(w, split, 0, n, *ws);  // warm-up: first-touch memory, caches
+  // This thread's CPU time, not the wall clock's: the cost of the work, whatever else runs.
+  const auto cpu_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  };
+  const double before = cpu_now();
+  (void)model_.evaluate_sums(w, split, 0, n, *ws);
+  return (cpu_now() - before) / static_cast<double>(n);
+}
+
+void Evaluator::start_clock(Clock::time_point start) {
+  std::lock_guard lock(mu_);
+  clock_start_ = start;
+}
+
+double Evaluator::since_clock_locked() const {
+  return std::chrono::duration<double>(Clock::now() - clock_start_).count();
+}
+
+std::vector<Evaluator::Block> Evaluator::blocks(const EvalPlan& plan) const {
+  // Fixed blocks of eval_batch samples (a workspace's max batch, so each block is one chunk of
+  // Model::evaluate_sums): the test samples, then the train samples, then the held-out ones.
+  const auto batch = static_cast<std::size_t>(options_.eval_batch);
+  std::vector<Block> out;
+  const auto add = [&](const Split& split, std::size_t total, int part) {
+    for (std::size_t first = 0; first < total; first += batch) {
+      out.push_back({&split, first, std::min(batch, total - first), part});
+    }
+  };
+  add(data_.test, plan.test, 0);
+  add(data_.train, plan.train, 1);
+  add(data_.val, data_.val.count, 2);
+  return out;
+}
+
+EvalRecord Evaluator::row_of(const Job& job, const EvalPlan& plan,
+                             const EvalSums (&sums)[3]) const {
+  const auto mean = [](double x, std::size_t n) {
+    return n == 0 ? 0.0 : x / static_cast<double>(n);
+  };
+  EvalRecord row;
+  row.wall_s = job.wall_s;
+  row.iteration = job.iteration;
+  row.test_loss = mean(sums[0].loss, plan.test);
+  row.test_error = mean(static_cast<double>(sums[0].errors), plan.test);
+  row.train_loss = mean(sums[1].loss, plan.train);
+  row.train_objective = row.train_loss + model_.l2_penalty(job.params);
+  if (data_.val.count > 0) {
+    row.val_loss = mean(sums[2].loss, data_.val.count);
+    row.val_error = mean(static_cast<double>(sums[2].errors), data_.val.count);
+  }
+  row.test_samples = plan.test;
+  row.train_samples = plan.train;
   return row;
+}
+
+EvalRecord Evaluator::evaluate(const Job& job, Workspace& ws) const {
+  // Model::evaluate adds its chunks in order from 0, as row_of's callers add their blocks.
+  const auto sums = [&](const Split& split, std::size_t n) {
+    return n == 0 ? EvalSums{} : model_.evaluate_sums(job.params, split, 0, n, ws);
+  };
+  const EvalSums all[3] = {sums(data_.test, job.plan.test), sums(data_.train, job.plan.train),
+                           sums(data_.val, data_.val.count)};
+  return row_of(job, job.plan, all);
 }
 
 std::unique_ptr<Workspace> Evaluator::take_workspace() {
@@ -77,100 +186,72 @@ void Evaluator::give_back(std::unique_ptr<Workspace> ws) {
   spare_ws_.push_back(std::move(ws));
 }
 
-EvalRecord Evaluator::evaluate_blocks(const Pending& p) {
-  // Fixed blocks of eval_batch samples (a workspace's max batch, so each block is one chunk of
-  // Model::evaluate_sums): the test samples, then the train samples, then the held-out ones.
-  struct Block {
-    const Split* split;
-    std::size_t first;
-    std::size_t count;
-  };
-  const auto samples = [](const Split& s, std::size_t max) {
-    return max == 0 ? s.count : std::min(max, s.count);
-  };
-  const std::size_t test_total = samples(data_.test, options_.test_samples);
-  const std::size_t train_total = samples(data_.train, options_.train_samples);
-  const auto batch = static_cast<std::size_t>(options_.eval_batch);
-  std::vector<Block> blocks;
-  for (std::size_t first = 0; first < test_total; first += batch) {
-    blocks.push_back({&data_.test, first, std::min(batch, test_total - first)});
-  }
-  const std::size_t test_blocks = blocks.size();
-  for (std::size_t first = 0; first < train_total; first += batch) {
-    blocks.push_back({&data_.train, first, std::min(batch, train_total - first)});
-  }
-  const std::size_t train_blocks = blocks.size() - test_blocks;
-  for (std::size_t first = 0; first < data_.val.count; first += batch) {
-    blocks.push_back({&data_.val, first, std::min(batch, data_.val.count - first)});
-  }
-  std::vector<EvalSums> sums(blocks.size());
-  parallel_for_index(blocks.size(), [&](std::size_t i) {
+EvalRecord Evaluator::evaluate_blocks(const Job& job) {
+  const std::vector<Block> all = blocks(job.plan);
+  std::vector<EvalSums> sums(all.size());
+  parallel_for_index(all.size(), [&](std::size_t i) {
     auto ws = take_workspace();
-    sums[i] =
-        model_.evaluate_sums(p.params, *blocks[i].split, blocks[i].first, blocks[i].count, *ws);
+    sums[i] = model_.evaluate_sums(job.params, *all[i].split, all[i].first, all[i].count, *ws);
     give_back(std::move(ws));
   });
   // Added in block order from 0, as Model::evaluate adds its chunks: the same bits.
-  EvalSums test, train, val;
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    EvalSums& to = i < test_blocks ? test : i < test_blocks + train_blocks ? train : val;
+  EvalSums parts[3];
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EvalSums& to = parts[all[i].part];
     to.loss += sums[i].loss;
     to.errors += sums[i].errors;
   }
-  const auto mean = [](double x, std::size_t n) {
-    return n == 0 ? 0.0 : x / static_cast<double>(n);
-  };
-  EvalRecord row;
-  row.wall_s = p.wall_s;
-  row.iteration = p.iteration;
-  row.test_loss = mean(test.loss, test_total);
-  row.test_error = mean(static_cast<double>(test.errors), test_total);
-  row.train_loss = mean(train.loss, train_total);
-  row.train_objective = row.train_loss + model_.l2_penalty(p.params);
-  if (data_.val.count > 0) {
-    row.val_loss = mean(val.loss, data_.val.count);
-    row.val_error = mean(static_cast<double>(val.errors), data_.val.count);
-  }
-  return row;
+  return row_of(job, job.plan, parts);
 }
 
-void Evaluator::store(std::size_t index, const EvalRecord& row) {
-  {
-    std::lock_guard lock(mu_);
-    results_[index] = row;
-    done_[index] = true;
-    if (!latest_ || *latest_ < index) latest_ = index;
-  }
+void Evaluator::store_locked(std::size_t index, EvalRecord row) {
+  // Inline evaluation costs no time on the run's clock (the virtual one): scored at once.
+  row.scored_s = options_.background ? since_clock_locked() : row.wall_s;
+  results_[index] = row;
+  done_[index] = true;
+  if (!latest_ || *latest_ < index) latest_ = index;
   if (options_.target_error > 0.0 && row.test_error <= options_.target_error) {
     target_reached_.store(true, std::memory_order_release);
   }
+}
+
+void Evaluator::store(std::size_t index, EvalRecord row) {
+  std::lock_guard lock(mu_);
+  store_locked(index, std::move(row));
 }
 
 void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const float> params,
                        bool final) {
   if (options_.background && !final) {
     std::lock_guard lock(mu_);
-    if (queue_.size() >= max_pending_) {
+    // Sized and still behind (a model whose smallest sample costs more than the share): a
+    // short backlog, so that rows lag by one evaluation, not by 32, and the tail stays short.
+    if (queue_.size() >= (sized_on_ ? std::min(max_pending_, kSizedPending) : max_pending_)) {
       ++skipped_;
       return;
     }
   }
-  Pending p{wall_s, iteration, {params.begin(), params.end()}, 0, final && options_.parallel};
+  auto job = std::make_shared<Job>();
+  job->wall_s = wall_s;
+  job->iteration = iteration;
+  job->params.assign(params.begin(), params.end());
+  job->final = final;
+  job->for_finish = final && options_.parallel;
+  job->submitted = Clock::now();
   {
     std::lock_guard lock(mu_);
-    p.index = results_.size();
+    job->plan = !final && sized_on_ ? sized_ : full_;
+    job->index = results_.size();
     results_.emplace_back();
     done_.push_back(false);
-    if (options_.background) {
-      queue_.push_back(std::move(p));
-    }
+    if (options_.background) queue_.push_back(job);
   }
   if (options_.background) {
-    cv_.notify_one();
+    cv_.notify_all();  // both threads: the idle one to score it, the catch-up one to time it
   } else if (options_.parallel) {
-    store(p.index, evaluate_blocks(p));
+    store(job->index, evaluate_blocks(*job));
   } else {
-    store(p.index, evaluate(p, *inline_ws_));
+    store(job->index, evaluate(*job, *inline_ws_));
   }
 }
 
@@ -188,25 +269,120 @@ std::string Evaluator::failure() const {
   return failure_;
 }
 
-void Evaluator::run_background() {
-  // SCHED_IDLE: run only when no other thread wants the core, so training is not slowed.
-  sched_param param{};
-  pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+bool Evaluator::behind_locked(Clock::time_point now) const {
+  std::size_t waiting = 0;
+  std::optional<Clock::time_point> oldest;
+  for (const auto& job : queue_) {
+    if (job->for_finish) continue;
+    if (!oldest) oldest = job->submitted;
+    ++waiting;
+  }
+  if (waiting >= 2) return true;
+  const auto every = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.eval_every_s));
+  return oldest && now - *oldest >= every;
+}
+
+std::optional<Evaluator::Clock::time_point> Evaluator::behind_at_locked() const {
+  for (const auto& job : queue_) {
+    if (job->for_finish) continue;
+    return job->submitted + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(options_.eval_every_s));
+  }
+  return std::nullopt;
+}
+
+Evaluator::JobPtr Evaluator::next_job_locked(Owner role, Clock::time_point now) {
+  if (role == Owner::kIdle) {
+    // Its own job first (it is ahead of every unowned one), else the oldest nobody scores.
+    for (const auto& job : queue_) {
+      if (!job->for_finish && (job->owner == Owner::kNone || job->owner == Owner::kIdle)) {
+        return job;
+      }
+    }
+    return nullptr;
+  }
+  if (!catching_up_ && behind_locked(now)) {
+    catching_up_ = true;
+    ++behind_;
+    if (options_.sizing && !sized_on_ && !(sized_ == full_)) {
+      // From now on every intermediate snapshot on sized_, the waiting ones too (a block in
+      // flight on the old plan is dropped: its epoch is past).
+      sized_on_ = true;
+      for (const auto& job : queue_) {
+        if (job->final || job->plan == sized_) continue;
+        job->plan = sized_;
+        ++job->epoch;
+        job->blocks_done = 0;
+        job->sums[0] = job->sums[1] = job->sums[2] = EvalSums{};
+      }
+    }
+  }
+  if (!catching_up_) return nullptr;
+  // The oldest, whoever has begun it: the idle thread's blocks done so far are kept.
+  for (const auto& job : queue_) {
+    if (!job->for_finish) return job;
+  }
+  catching_up_ = false;  // none waits: back to sleep until the next one is behind
+  return nullptr;
+}
+
+void Evaluator::run_background(Owner role) {
+  if (role == Owner::kIdle) {
+    // SCHED_IDLE: run only when no other thread wants the core, so training is not slowed.
+    sched_param param{};
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+    pthread_setname_np(pthread_self(), "eval-idle");
+  } else {
+    pthread_setname_np(pthread_self(), "eval-catch-up");
+  }
   // An exception ends this thread, not the process: the supervisor sees failed() and ends the
   // run with the message (docs/architecture.md, "Threads, locks and atomics").
   try {
     auto ws = model_.make_workspace(options_.eval_batch);
     for (;;) {
-      Pending p;
+      JobPtr job;
+      Block block{};
+      std::uint64_t epoch = 0;
       {
         std::unique_lock lock(mu_);
-        const auto done = [&] { return stopping_ || finishing_.load(std::memory_order_acquire); };
-        cv_.wait(lock, [&] { return done() || (!queue_.empty() && !queue_.front().for_finish); });
-        if (done()) return;
-        p = std::move(queue_.front());
-        queue_.pop_front();
+        for (;;) {
+          if (stopping_ || finishing_.load(std::memory_order_acquire)) return;
+          job = next_job_locked(role, Clock::now());
+          if (job) break;
+          const auto due = role == Owner::kCatchUp ? behind_at_locked() : std::nullopt;
+          if (due) {
+            cv_.wait_until(lock, *due);
+          } else {
+            cv_.wait(lock);
+          }
+        }
+        job->owner = role;
+        epoch = job->epoch;
+        const auto all = blocks(job->plan);
+        if (all.empty()) {  // nothing to score (empty splits): a row of zeros
+          queue_.erase(std::find(queue_.begin(), queue_.end(), job));
+          store_locked(job->index, row_of(*job, job->plan, job->sums));
+          continue;
+        }
+        block = all[job->blocks_done];
       }
-      store(p.index, evaluate(p, *ws));
+      const EvalSums sums =
+          model_.evaluate_sums(job->params, *block.split, block.first, block.count, *ws);
+      {
+        std::lock_guard lock(mu_);
+        // Dropped when finish() has the snapshot now, the other thread took it over, or its
+        // plan changed.
+        if (stopping_ || job->owner != role || job->epoch != epoch) continue;
+        EvalSums& to = job->sums[block.part];
+        to.loss += sums.loss;
+        to.errors += sums.errors;
+        if (++job->blocks_done < blocks(job->plan).size()) continue;
+        queue_.erase(std::find(queue_.begin(), queue_.end(), job));
+        if (role == Owner::kCatchUp) ++caught_up_;
+        store_locked(job->index, row_of(*job, job->plan, job->sums));
+      }
+      cv_.notify_all();  // a slot in the backlog, and the catch-up thread may go back to sleep
     }
   } catch (const std::exception& e) {
     fail(e.what());
@@ -235,45 +411,53 @@ std::size_t Evaluator::skipped() const {
   return skipped_;
 }
 
+EvaluatorStats Evaluator::stats() const {
+  std::lock_guard lock(mu_);
+  return {behind_, caught_up_, sized_on_, full_, sized_, sample_cost_s_};
+}
+
 std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
-  std::vector<Pending> rest;
-  if (thread_.joinable()) {
-    // No new snapshot for the background thread from here: once at normal priority it could
-    // otherwise take the next one before the lock below is ours, and an interrupted run
-    // would evaluate it (the snapshots are finish()'s now).
+  std::vector<JobPtr> rest;
+  const bool threads = idle_thread_.joinable();
+  if (threads) {
+    // No further block for the background threads from here (the snapshots are finish()'s).
     finishing_.store(true, std::memory_order_release);
-    // Back to normal priority for the snapshot it may be evaluating: at SCHED_IDLE a busy
-    // machine would hold up the end of the run (and past a SIGTERM's grace) for it.
+    // Before the lock, which the idle thread may hold: at normal priority it lets go at once
+    // (with CAP_SYS_NICE; without, the call fails and the lock waits for a free core).
     sched_param param{};
-    pthread_setschedparam(thread_.native_handle(), SCHED_OTHER, &param);
+    pthread_setschedparam(idle_thread_.native_handle(), SCHED_OTHER, &param);
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
-      rest.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+      rest.assign(queue_.begin(), queue_.end());
       queue_.clear();
     }
     cv_.notify_all();
-    thread_.join();
   }
-  // Training is over: the remaining snapshots may use every core.
+  // Training is over: the remaining snapshots may use every core. The background threads' blocks
+  // in flight are dropped; they are joined after, so that a block at SCHED_IDLE on a machine
+  // that other processes keep busy cannot hold up these rows.
   if (options_.parallel) {
     const auto interrupted = [&] {
       return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
     };
     // Each snapshot a task. Fewer snapshots than threads (the final one alone, most often):
     // each in blocks, so they still fill the cores. More: a snapshot per task in one piece,
-    // which measured a little faster than blocks there (docs/performance.md, "oneTBB").
-    const bool in_blocks =
+    // which measured a little faster than blocks there (docs/performance.md, "oneTBB"), but
+    // the final one, on the full samples and so often the largest, in blocks (nested tasks
+    // that the threads done with the others take).
+    const bool few =
         rest.size() < static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
     parallel_for_index(rest.size(), [&](std::size_t i) {
+      const bool in_blocks = few || rest[i]->final;
       if (failed()) return;  // a failure ends the evaluations (serially: the failing drain's)
       if (i + 1 < rest.size() && interrupted()) return;  // only the final snapshot is left
       try {
         if (in_blocks) {
-          store(rest[i].index, evaluate_blocks(rest[i]));
+          store(rest[i]->index, evaluate_blocks(*rest[i]));
         } else {
           auto ws = take_workspace();
-          store(rest[i].index, evaluate(rest[i], *ws));
+          store(rest[i]->index, evaluate(*rest[i], *ws));
           give_back(std::move(ws));
         }
       } catch (const std::exception& e) {
@@ -285,6 +469,7 @@ std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
   } else {
     drain_on_threads(rest, interrupt);
   }
+  if (threads) stop_threads();
   std::lock_guard lock(mu_);
   // Rows not evaluated (skipped after a signal, or a failed evaluation) have none.
   std::vector<EvalRecord> rows;
@@ -294,7 +479,7 @@ std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
   return rows;
 }
 
-void Evaluator::drain_on_threads(std::vector<Pending>& rest, const std::atomic<bool>* interrupt) {
+void Evaluator::drain_on_threads(std::vector<JobPtr>& rest, const std::atomic<bool>* interrupt) {
   const auto interrupted = [&] {
     return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
   };
@@ -304,7 +489,7 @@ void Evaluator::drain_on_threads(std::vector<Pending>& rest, const std::atomic<b
       auto ws = model_.make_workspace(options_.eval_batch);
       for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < rest.size();) {
         if (i + 1 < rest.size() && interrupted()) continue;  // only the final snapshot is left
-        store(rest[i].index, evaluate(rest[i], *ws));
+        store(rest[i]->index, evaluate(*rest[i], *ws));
       }
     } catch (const std::exception& e) {
       fail(e.what());

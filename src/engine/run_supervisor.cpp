@@ -3,10 +3,13 @@
 
 #include "config/option_table.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -24,6 +27,30 @@ std::string engine_name(const TrainerOptions& o) {
   return o.server == ServerPlacement::kHogwild ? "hogwild" : "thread";
 }
 
+// The share of a core the evaluator's catch-up thread gets beside the run's threads that may
+// compute flat out (the workers, one for the sequential trainer, and --server thread's server):
+// the scheduler's fair share, at most one core.
+double catch_up_share(const TrainerOptions& o) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int busy = o.sequential ? 1 : o.workers + (o.server == ServerPlacement::kThread ? 1 : 0);
+  return std::min(1.0, static_cast<double>(cores) / static_cast<double>(busy + 1));
+}
+
+EvaluatorOptions evaluator_options(const TrainerOptions& o, RunSupervisor::Evaluation evaluation) {
+  EvaluatorOptions e;
+  e.background = evaluation == RunSupervisor::Evaluation::kBackground;
+  e.test_samples = o.eval_test_samples;
+  e.train_samples = o.eval_train_samples;
+  e.target_error = o.target_error;
+  e.eval_every_s = o.eval_every_s;
+  e.sizing = e.background && o.eval_sizing;
+  e.share = catch_up_share(o);
+  return e;
+}
+
 // 16 hex digits from the OS's entropy: a run's identity in its checkpoint and summary.json.
 std::string draw_run_id() {
   std::random_device rd;
@@ -36,14 +63,28 @@ std::string draw_run_id() {
 RunSupervisor::RunSupervisor(RunContext& ctx, Evaluation evaluation)
     : ctx_(ctx),
       o_(ctx.options),
-      evaluator_(*ctx.model, ctx.data,
-                 {evaluation == Evaluation::kBackground, o_.eval_test_samples,
-                  o_.eval_train_samples, o_.target_error}),
+      evaluator_(*ctx.model, ctx.data, evaluator_options(o_, evaluation)),
+      background_(evaluation == Evaluation::kBackground),
       progress_(ctx.progress),
       started_(Clock::now()),
       journal_(ctx.journal),
       next_checkpoint_s_(o_.checkpoint_every_s),
-      run_id_(draw_run_id()) {}
+      run_id_(draw_run_id()) {
+  if (const auto st = evaluator_.stats(); !(st.sized_plan == st.full)) {
+    ctx_.logger().debug(
+        "evaluation: {:.3g} ms of a core a sample, {:.3g} s for {} test + {} train samples; once "
+        "behind, intermediate snapshots on {} test + {} train samples",
+        1e3 * st.sample_cost_s,
+        st.sample_cost_s * static_cast<double>(st.full.test + st.full.train), st.full.test,
+        st.full.train, st.sized_plan.test, st.sized_plan.train);
+  }
+}
+
+void RunSupervisor::start_clock(Clock::time_point start) {
+  clock_start_ = start;
+  clock_started_at_ = std::chrono::system_clock::now();
+  evaluator_.start_clock(start);
+}
 
 StopReason RunSupervisor::stop_due(double t, std::uint64_t iterations) const {
   if (o_.iterations > 0 && iterations >= o_.iterations) return StopReason::kIterations;
@@ -228,6 +269,7 @@ std::pair<StopReason, double> RunSupervisor::supervise(SupervisedEngine& engine,
   const auto at = [&](double s) {
     return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
+  start_clock(start);
   StopReason reason = StopReason::kNone;
   // From now, not from `start`: a resumed run's start lies back at its first start.
   StallWatchdog watchdog(o_.stall_timeout_s, Clock::now());
@@ -281,6 +323,12 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
   run.wall_s = end_s;
   evaluator_.submit(end_s, iteration, params, /*final=*/true);
   run.evals = evaluator_.finish(ctx_.interrupt);
+  run.clock_started = clock_started_at_;
+  if (background_ && clock_start_) {
+    // Every row is in and the evaluator's threads are joined: the tail is all of it.
+    const double now = std::chrono::duration<double>(Clock::now() - *clock_start_).count();
+    run.scoring_tail_s = std::max(0.0, now - end_s);
+  }
   // The journal logged the snapshots it wrote; without one they are logged here, at the end.
   for (std::size_t i = journal_ != nullptr ? evals_seen_ : 0; i < run.evals.size(); ++i) {
     log_snapshot(run.evals[i]);

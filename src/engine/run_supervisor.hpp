@@ -81,6 +81,10 @@ class RunSupervisor {
   double next_snapshot_s() const;
   // Takes the due snapshot: `params` at version `iteration`, recorded at `at_s`.
   void snapshot(double at_s, std::uint64_t iteration, std::span<const float> params);
+  // The run's clock started at `start` (a resumed run's lies back): rows' scored_s and the
+  // scoring tail are read on it. supervise() calls it; a single-threaded engine on the real
+  // clock calls it before its first snapshot.
+  void start_clock(Clock::time_point start);
   // Reports how far the run is to the run's ProgressSink, if any, at most ten times a second.
   void progress(double t, std::uint64_t iteration, double mean_staleness);
   // Appends the rows of `run` not yet in the journal, and the evaluations done since (a no-op
@@ -136,8 +140,11 @@ class RunSupervisor {
   RunContext& ctx_;
   const TrainerOptions& o_;
   Evaluator evaluator_;
-  ProgressSink* progress_;     // null: nobody watches
-  Clock::time_point started_;  // for the progress's wall seconds
+  bool background_;  // the real clock's evaluation: a scoring tail to measure
+  std::optional<Clock::time_point> clock_start_;            // start_clock()'s
+  std::chrono::system_clock::time_point clock_started_at_;  // when start_clock() was called
+  ProgressSink* progress_;                                  // null: nobody watches
+  Clock::time_point started_;                               // for the progress's wall seconds
   Clock::time_point next_progress_{};
   RunJournal* journal_;  // null: no --out
   std::vector<UpdateRecord> staged_updates_;

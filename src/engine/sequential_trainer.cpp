@@ -66,6 +66,7 @@ Result<RunRecord> train_sequential(RunContext& ctx) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(resumed_at));
+  supervisor.start_clock(start);
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   WorkerRecord& stats = run.workers[0];
   StopReason reason = StopReason::kNone;

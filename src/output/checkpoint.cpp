@@ -24,8 +24,9 @@ namespace {
 constexpr std::string_view kMagic = "stalesgd checkpoint\n";
 // 2: gradient rows carry duration_s; 3: eval rows carry train_objective; 4: the run's identity
 // (run id, options and data digests, the journal files' CRCs).
-constexpr std::uint64_t kFormat = 7;  // 5: updates' drift_sq and grad_sq; 6: evals' val_*;
-                                      // 7: the samplers' draw counts (minibatch seeds)
+// 5: updates' drift_sq and grad_sq; 6: evals' val_*; 7: the samplers' draw counts (minibatch
+// seeds); 8: evals' scored_s, test_samples and train_samples
+constexpr std::uint64_t kFormat = 8;
 
 }  // namespace
 
@@ -77,6 +78,9 @@ void save_header(StateWriter& out, const CheckpointHeader& h) {
     out.f64(e.train_objective);
     out.f64(e.val_loss);
     out.f64(e.val_error);
+    out.f64(e.scored_s);
+    out.u64(e.test_samples);
+    out.u64(e.train_samples);
   }
 }
 
@@ -141,6 +145,9 @@ CheckpointHeader load_header(StateReader& in) {
     e.train_objective = in.f64();
     e.val_loss = in.f64();
     e.val_error = in.f64();
+    e.scored_s = in.f64();
+    e.test_samples = in.u64();
+    e.train_samples = in.u64();
     h.rows.evals.push_back(e);
   }
   if (in.ok() &&
@@ -177,6 +184,9 @@ CheckpointHeader load_header(StateReader& in) {
     if (!when(e.wall_s)) {
       in.fail(fmt::format("an evaluation at {} s, not within the checkpoint's 0 to {} s", e.wall_s,
                           h.t));
+    } else if (!(std::isfinite(e.scored_s) && e.scored_s >= 0.0)) {
+      // Not bounded by the clock: a row scored after the checkpoint's clock was read is in it.
+      in.fail(fmt::format("an evaluation scored at {} s, not a time", e.scored_s));
     }
   }
   return h;

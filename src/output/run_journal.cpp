@@ -29,7 +29,8 @@ constexpr const char* kGradientsHeader =
     "iteration,worker,computed_on_version,staleness,duration_s\n";
 // Newer columns last: readers of the older ones, by name or by position, still work.
 constexpr const char* kEvalsHeader =
-    "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error\n";
+    "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error,"
+    "scored_s,test_samples,train_samples\n";
 
 // A column not recorded (NaN) as an empty field, else as %.6g.
 std::string empty_if_nan(double v) {
@@ -249,9 +250,11 @@ Status RunJournal::append(std::span<const EvalRecord> rows) {
   if (rows.empty()) return error_;
   fmt::memory_buffer out;
   for (const auto& e : rows) {
-    fmt::format_to(std::back_inserter(out), "{:.6f},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n",
-                   e.wall_s, e.iteration, e.train_loss, e.test_loss, e.test_error,
-                   e.train_objective, empty_if_nan(e.val_loss), empty_if_nan(e.val_error));
+    fmt::format_to(std::back_inserter(out),
+                   "{:.6f},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{:.6f},{},{}\n", e.wall_s,
+                   e.iteration, e.train_loss, e.test_loss, e.test_error, e.train_objective,
+                   empty_if_nan(e.val_loss), empty_if_nan(e.val_error), e.scored_s, e.test_samples,
+                   e.train_samples);
   }
   if (auto s = write(evals_, fmt::to_string(out), offsets_.eval_bytes, offsets_.eval_crc); !s)
     return s;

@@ -51,6 +51,7 @@ inline const std::map<std::string, std::pair<std::string, std::string>>& samples
       {"machine", {"/tmp/m.json", "\"/tmp/m.json\""}},
       {"eval-every", {"250ms", "\"250ms\""}},
       {"eval-samples", {"1000", "1000"}},
+      {"eval-sizing", {"full", "\"full\""}},
       {"holdout", {"5000", "5000"}},
   };
   return s;

@@ -1,6 +1,9 @@
 // Evaluator: parallel evaluation (oneTBB blocks) gives the serial rows bit for bit at any thread
 // count, inline and for the backlog at the end; train_objective adds the L2 term of the weights
 // only; a signal leaves only the final snapshot; an exception becomes failed() and leaves no row.
+// Keeping up: a behind evaluator scores snapshots on its catch-up thread while the idle thread
+// gets no CPU (held, or every core busy), from the blocks the idle thread has done; sizing cuts
+// intermediate snapshots to size_evaluation's samples once behind, never the final one.
 #include "engine/evaluator.hpp"
 
 #include <sched.h>
@@ -8,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -177,8 +182,11 @@ TEST_CASE("evaluator: the backlog at the end, in parallel, gives the serial rows
       tbb::task_arena arena(threads);
       std::vector<EvalRecord> rows;
       arena.execute([&] {
-        // The background thread holds snapshot 0; finish() evaluates the others as TBB tasks.
-        Evaluator e(m, data(), options(true, true));
+        // The idle thread holds snapshot 0 and no catch-up thread takes it: finish() evaluates
+        // them all as TBB tasks.
+        auto o = options(true, true);
+        o.catch_up = false;
+        Evaluator e(m, data(), o);
         for (int i = 0; i < snapshots; ++i) {
           e.submit(0.5 * i, 10u * i, params(m, i), i + 1 == snapshots);
         }
@@ -242,14 +250,15 @@ TEST_CASE("evaluator: after a signal only the final snapshot is still evaluated"
   for (bool parallel : {false, true}) {
     INFO("parallel " << parallel);
     std::atomic<bool> interrupt{true};
-    Evaluator e(m, data(), options(true, parallel));
+    auto o = options(true, parallel);
+    o.catch_up = false;
+    Evaluator e(m, data(), o);
     for (int i = 0; i < 10; ++i) e.submit(0.5 * i, 10u * i, params(m, i), i == 9);
     m.wait_until_held();
     const auto rows = e.finish(&interrupt);
-    // Snapshot 0, which the background thread had under way, and the final one.
-    REQUIRE(rows.size() == 2);
-    CHECK(rows[0].iteration == 0);
-    CHECK(rows[1].iteration == 90);
+    // The final one alone: finish() took snapshot 0 from the idle thread too, and dropped it.
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].iteration == 90);
   }
 }
 
@@ -257,13 +266,14 @@ TEST_CASE("evaluator: an exception in a parallel evaluation is kept, and leaves 
           "[engine][evaluator]") {
   const Wrapped m(mlp(), Wrapped::Eval::kThrow);
   SECTION("at the end") {
-    Evaluator e(m, data(), options(true, true));
+    auto o = options(true, true);
+    o.catch_up = false;
+    Evaluator e(m, data(), o);
     for (int i = 0; i < 5; ++i) e.submit(0.5 * i, 10u * i, params(m, i), i == 4);
     m.wait_until_held();
     const auto rows = e.finish();
-    // Only the background thread's snapshot 0; the four left to finish() failed.
-    REQUIRE(rows.size() == 1);
-    CHECK(rows[0].iteration == 0);
+    // All five were finish()'s (snapshot 0 taken from the held idle thread), and all failed.
+    CHECK(rows.empty());
     CHECK(e.failed());
     CHECK(e.failure() == "internal error in the evaluator: no memory for the evaluation");
   }
@@ -271,4 +281,221 @@ TEST_CASE("evaluator: an exception in a parallel evaluation is kept, and leaves 
     Evaluator e(m, data(), options(false, true));
     CHECK_THROWS_WITH(e.submit(0.0, 0, params(m, 0)), "no memory for the evaluation");
   }
+}
+
+namespace {
+
+// Polls `done` until it holds or ten minutes have passed (a bound only a stuck evaluator
+// reaches, not a speed), and returns it.
+template <class Done>
+bool wait_for(Done done) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  while (!done() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
+
+// The mlp, as a machine whose cores training keeps busy would make it: the idle thread (the one
+// at SCHED_IDLE) scores `idle_blocks` blocks and is then held until release(); and a gate that,
+// while closed, holds every other thread's evaluation. Counts the blocks each side scored.
+class Controlled final : public test::ForwardingModel {
+ public:
+  Controlled(std::unique_ptr<Model> inner, int idle_blocks)
+      : ForwardingModel(std::move(inner)), idle_blocks_(idle_blocks) {}
+  EvalSums evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
+                         std::size_t count, Workspace& ws) const override {
+    const auto idle = [] { return (sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_IDLE; };
+    if (idle()) {
+      std::unique_lock lock(mu_);
+      if (idle_done_ >= idle_blocks_) {
+        held_ = true;
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return released_; });
+      } else {
+        ++idle_done_;
+      }
+    } else {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return open_; });
+      ++other_done_;
+    }
+    return inner().evaluate_sums(w, data, first, count, ws);
+  }
+  void wait_until_held() const {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return held_; });
+  }
+  void release() { set(released_, true); }
+  void close() { set(open_, false); }
+  void open() { set(open_, true); }
+  int idle_done() const {
+    std::lock_guard lock(mu_);
+    return idle_done_;
+  }
+  int other_done() const {
+    std::lock_guard lock(mu_);
+    return other_done_;
+  }
+
+ private:
+  void set(bool& flag, bool value) {
+    {
+      std::lock_guard lock(mu_);
+      flag = value;
+    }
+    cv_.notify_all();
+  }
+  const int idle_blocks_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable int idle_done_ = 0, other_done_ = 0;  // GUARDED_BY(mu_)
+  mutable bool held_ = false;                   // GUARDED_BY(mu_)
+  bool released_ = false, open_ = true;         // GUARDED_BY(mu_)
+};
+
+// Blocks of one snapshot of data() at eval_batch 200: 7 test, 6 train, 4 held-out.
+constexpr int kBlocks = 7 + 6 + 4;
+
+}  // namespace
+
+TEST_CASE("evaluator: size_evaluation cuts test and train by one fraction, in whole batches",
+          "[engine][evaluator][sizing]") {
+  const EvalPlan full{10000, 10000};
+  // It fits, or there is no cost to go by: everything.
+  CHECK(size_evaluation(full, 0, 500, 1e-6, 1.0) == full);
+  CHECK(size_evaluation(full, 0, 500, 0.0, 1e-9) == full);
+  CHECK(size_evaluation(full, 0, 500, 1e-4, 2.0) == full);  // exactly 2 s: fits
+  // 0.25 s at 0.1 ms a sample: 2500 samples, 1250 each, down to whole batches of 500.
+  CHECK(size_evaluation(full, 0, 500, 1e-4, 0.25) == EvalPlan{1000, 1000});
+  // One fraction for both: a quarter of each.
+  CHECK(size_evaluation({10000, 2000}, 0, 500, 1e-4, 0.3) == EvalPlan{2500, 500});
+  // The held-out samples, always whole, come out of the budget first.
+  CHECK(size_evaluation(full, 2000, 500, 1e-4, 0.4) == EvalPlan{1000, 1000});
+  // At least one batch each, or all of a split smaller than one.
+  CHECK(size_evaluation(full, 0, 500, 1e-4, 1e-6) == EvalPlan{500, 500});
+  CHECK(size_evaluation({300, 10000}, 0, 500, 1e-4, 1e-6) == EvalPlan{300, 500});
+  CHECK(size_evaluation(full, 50000, 500, 1e-4, 0.4) == EvalPlan{500, 500});
+}
+
+TEST_CASE("evaluator: behind, the catch-up thread scores from the idle thread's blocks on",
+          "[engine][evaluator][keep-up]") {
+  Controlled m(mlp(), /*idle_blocks=*/2);
+  const auto serial = inline_rows(m, false, 2);  // the full rows of snapshots 0 and 1
+  const int inline_blocks = m.other_done();
+  auto o = options(true, true);
+  o.eval_every_s = 1000.0;  // behind only by the backlog: two waiting
+  Evaluator e(m, data(), o);
+  e.start_clock(std::chrono::steady_clock::now());
+  e.submit(0.0, 0, params(m, 0));
+  // The idle thread has scored two blocks of snapshot 0, and gets no further (as on busy cores).
+  m.wait_until_held();
+  CHECK(e.stats().behind == 0);  // one snapshot waiting, for less than --eval-every
+  CHECK(e.ready(0).empty());
+  e.submit(0.5, 10, params(m, 1));  // two waiting: behind
+  REQUIRE(wait_for([&] { return e.ready(0).size() == 2; }));
+  const auto st = e.stats();
+  CHECK(st.behind == 1);
+  CHECK(st.caught_up == 2);
+  CHECK_FALSE(st.sized);  // sizing is off
+  // Snapshot 0 from its third block on, then all of snapshot 1: no block scored twice.
+  CHECK(m.idle_done() == 2);
+  CHECK(m.other_done() - inline_blocks == (kBlocks - 2) + kBlocks);
+  const auto rows = e.ready(0);
+  check_identical(rows, serial);
+  for (const auto& r : rows) {
+    CHECK(r.test_samples == 1234);
+    CHECK(r.train_samples == 1100);
+    CHECK(r.scored_s > 0.0);
+  }
+  m.release();
+  CHECK(e.finish().size() == 2);
+}
+
+TEST_CASE("evaluator: behind, snapshots are scored while a busy loop occupies every core",
+          "[engine][evaluator][keep-up]") {
+  const auto m = mlp();
+  const auto serial = inline_rows(*m, false, 3);
+  auto o = options(true, true);
+  o.eval_every_s = 0.05;
+  // Busy loops at normal priority on every core: the idle thread gets (next to) nothing.
+  std::atomic<bool> spin{true};  // relaxed: a stop signal, carrying no data
+  std::vector<std::thread> loops;
+  for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i) {
+    loops.emplace_back([&] {
+      while (spin.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  Evaluator e(*m, data(), o);
+  for (int i = 0; i < 3; ++i) e.submit(0.5 * i, 10u * i, params(*m, i));
+  const bool scored_while_busy = wait_for([&] { return e.ready(0).size() == 3; });
+  spin.store(false, std::memory_order_relaxed);
+  for (auto& t : loops) t.join();
+  CHECK(scored_while_busy);
+  CHECK(e.stats().behind >= 1);
+  CHECK(e.stats().caught_up >= 1);
+  check_identical(e.finish(), serial);
+}
+
+TEST_CASE("evaluator: sizing cuts the intermediate snapshots once behind, never the final one",
+          "[engine][evaluator][sizing]") {
+  Controlled m(mlp(), /*idle_blocks=*/0);  // the idle thread scores nothing
+  auto o = options(true, true);
+  o.sizing = true;
+  o.sample_cost_s = 1.0;  // a second a sample: only the smallest evaluation, in any budget
+  o.eval_every_s = 1e-3;  // a snapshot is behind a millisecond after it was taken
+  Evaluator e(m, data(), o);
+  auto st = e.stats();
+  CHECK(st.full == EvalPlan{1234, 1100});
+  CHECK(st.sized_plan == EvalPlan{200, 200});
+  CHECK_FALSE(st.sized);
+  // One at a time: each scored by the catch-up thread once it is behind, on 200 + 200 samples
+  // (snapshot 0 was taken on the full ones, and cut when the evaluator fell behind).
+  for (int i = 0; i < 3; ++i) {
+    e.submit(0.5 * i, 10u * i, params(m, i));
+    REQUIRE(wait_for([&] { return e.ready(0).size() == static_cast<std::size_t>(i + 1); }));
+  }
+  st = e.stats();
+  CHECK(st.sized);
+  CHECK(st.caught_up == 3);
+  // Sized, the backlog holds two: with nothing scored meanwhile, a third is skipped.
+  m.close();
+  for (int i = 3; i < 6; ++i) e.submit(0.5 * i, 10u * i, params(m, i));
+  CHECK(e.skipped() == 1);
+  m.open();
+  e.submit(3.0, 60, params(m, 6), /*final=*/true);
+  m.release();
+  const auto rows = e.finish();
+  REQUIRE(rows.size() == 6);
+  auto ws = m.make_workspace(200);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO("row " << i);
+    const bool final = i + 1 == rows.size();
+    const auto w = params(m, rows[i].iteration / 10);
+    const std::size_t test = final ? 1234 : 200, train = final ? 1100 : 200;
+    CHECK(rows[i].test_samples == test);
+    CHECK(rows[i].train_samples == train);
+    // The first samples of each split, bit for bit Model::evaluate's; the held-out ones whole.
+    CHECK(rows[i].test_loss == m.evaluate(w, data().test, *ws, test).loss);
+    CHECK(rows[i].test_error == m.evaluate(w, data().test, *ws, test).error);
+    CHECK(rows[i].train_loss == m.evaluate(w, data().train, *ws, train).loss);
+    CHECK(rows[i].val_error == m.evaluate(w, data().val, *ws, 0).error);
+  }
+  CHECK(rows.back().iteration == 60);
+}
+
+TEST_CASE("evaluator: inline rows are scored at their own time, on the full samples",
+          "[engine][evaluator]") {
+  const auto m = mlp();
+  auto o = options(false, true);
+  o.sizing = true;  // no effect inline (the virtual clock)
+  o.sample_cost_s = 1.0;
+  Evaluator e(*m, data(), o);
+  e.submit(2.5, 7, params(*m, 1));
+  const auto rows = e.finish();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].scored_s == 2.5);
+  CHECK(rows[0].test_samples == 1234);
+  CHECK(rows[0].train_samples == 1100);
 }

@@ -92,7 +92,8 @@ TEST_CASE("holdout run: train --holdout writes val columns and refuses a holdout
   std::string header;
   std::getline(evals, header);
   CHECK(header ==
-        "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error");
+        "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error,"
+        "scored_s,test_samples,train_samples");
   const auto val_error = csv_column(dir / "evals.csv", "val_error");
   REQUIRE(val_error.size() >= 2);
   for (double v : val_error) CHECK((v >= 0.0 && v <= 1.0));

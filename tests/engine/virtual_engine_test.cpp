@@ -4,6 +4,8 @@
 #include <fstream>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "engine/engine_test_util.hpp"
 #include "output/run_writer.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -81,10 +83,17 @@ TEST_CASE("virtual: evals record the L2 objective, train_loss + l2/2 |W|^2 of th
   std::string header, row;
   REQUIRE(std::getline(in, header));
   CHECK(header ==
-        "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error");
+        "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error,"
+        "scored_s,test_samples,train_samples");
   REQUIRE(std::getline(in, row));
-  CHECK(row.ends_with(",,"));  // no --holdout: val_loss and val_error empty
-  const std::string objective = row.substr(0, row.size() - 2);
+  // No --holdout: val_loss and val_error empty; scored at its own (virtual) time, on the
+  // samples the run asked for.
+  CHECK(first.test_samples == run.eval_test_samples);
+  CHECK(first.train_samples == run.eval_train_samples);
+  const std::string tail =
+      fmt::format(",,,{:.6f},{},{}", first.wall_s, run.eval_test_samples, run.eval_train_samples);
+  REQUIRE(row.ends_with(tail));
+  const std::string objective = row.substr(0, row.size() - tail.size());
   const double written = std::stod(objective.substr(objective.rfind(',') + 1));
   CHECK(written == Approx(first.train_loss + penalty(w0)).epsilon(1e-5));
 

@@ -83,15 +83,16 @@ TEST_CASE("journal: evals.csv rows end with train_objective, then val_loss and v
     auto j = RunJournal::open(dir.path(), RunJournal::Existing::kRefuse);
     REQUIRE(j.ok());
     std::vector<EvalRecord> e{{0.0, 0, 2.30259, 2.31, 0.9, 3.01259},
-                              {0.5, 12, 1.5, 1.6, 0.4, 1.5, 1.7, 0.45}};
+                              {0.5, 12, 1.5, 1.6, 0.4, 1.5, 1.7, 0.45, 0.75, 500, 1000}};
     REQUIRE((*j)->append(e).ok());
     REQUIRE((*j)->close().ok());
     CHECK((*j)->offsets().eval_rows == 2);
   }
   CHECK(slurp(dir / "evals.csv") ==
-        "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error\n"
-        "0.000000,0,2.30259,2.31,0.9,3.01259,,\n"  // no holdout: empty
-        "0.500000,12,1.5,1.6,0.4,1.5,1.7,0.45\n");
+        "wall_s,iteration,train_loss,test_loss,test_error,train_objective,val_loss,val_error,"
+        "scored_s,test_samples,train_samples\n"
+        "0.000000,0,2.30259,2.31,0.9,3.01259,,,0.000000,0,0\n"  // no holdout: empty
+        "0.500000,12,1.5,1.6,0.4,1.5,1.7,0.45,0.750000,500,1000\n");
 }
 
 TEST_CASE("train CLI: an --out holding a run is refused unless --force", "[output][cli]") {

@@ -79,6 +79,9 @@ struct TrainerOptions {
   double eval_every_s = 0.5;          // seconds between parameter snapshots
   std::size_t eval_test_samples = 0;  // test samples per evaluation; 0 = the whole split
   std::size_t eval_train_samples = 10000;  // train loss over the first N training samples
+  // Real clock, --eval-sizing auto: once the evaluator falls behind, intermediate snapshots on
+  // as many samples as fit its share of --eval-every; full: every one on all of them.
+  bool eval_sizing = true;
   // --partition: each worker's own shard of the training split (stalesgd/data/partition.hpp).
   std::string partition = "none";
   std::size_t holdout = 0;  // the last N training samples never trained on: evals.csv's val_*

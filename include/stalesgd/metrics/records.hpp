@@ -3,6 +3,7 @@
 // --out (updates.csv, gradients.csv, evals.csv, workers.csv, summary.json).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -68,6 +69,13 @@ struct EvalRecord {
   // On the held-out split (--holdout); NaN (an empty field in evals.csv) without one.
   double val_loss = std::numeric_limits<double>::quiet_NaN();
   double val_error = std::numeric_limits<double>::quiet_NaN();
+  // When its evaluation finished, on the run's clock (the virtual clock: wall_s): a row scored
+  // while training went on has scored_s below the run's wall_s.
+  double scored_s = 0.0;
+  // The test and train samples it scored (the first ones of each split): the requested ones,
+  // or fewer for an intermediate snapshot sized to keep up (docs/outputs.md).
+  std::size_t test_samples = 0;
+  std::size_t train_samples = 0;
 };
 
 struct WorkerRecord {
@@ -111,6 +119,11 @@ struct RunRecord {
   std::vector<WorkerRecord> workers;
   std::vector<RankRecord> ranks;  // --engine mpi: rank 0 first
   double wall_s = 0.0;            // length of the training phase
+  // Real clock: seconds from the end of training to the last row scored (the final snapshot and
+  // the backlog left then); 0 on the virtual clock.
+  double scoring_tail_s = 0.0;
+  // When this process started (or resumed) the run's clock, for summary.json's provenance.
+  std::chrono::system_clock::time_point clock_started{};
   StopReason stop_reason = StopReason::kNone;
   std::string divergence;         // with "diverged": the iteration, the loss and the likely fix
   std::string stop_message;       // with "failed", "workers-failed", "stalled": one line saying why
