@@ -90,12 +90,15 @@ Result<FolderRun> train_into_folder(const ResolvedRun& run, const Dataset& data,
       log->record(spdlog::level::warn, fmt::format("worker {} failed ({}) at {:.3f} s", w.worker,
                                                    w.failure, w.failed_at_s));
     }
-    log->record(spdlog::level::info,
-                fmt::format("end: {} after {} iterations, {:.3f} s{}", to_string(r.stop_reason),
-                            r.updates.empty() ? 0 : r.updates.back().iteration, r.wall_s,
-                            r.evals.empty()
-                                ? std::string()
-                                : fmt::format(", test error {:.4f}", r.evals.back().test_error)));
+    log->record(
+        spdlog::level::info,
+        fmt::format("end: {} after {} iterations, {:.3f} s{}{}", to_string(r.stop_reason),
+                    r.updates.empty() ? 0 : r.updates.back().iteration, r.wall_s,
+                    r.evals.empty() ? std::string()
+                                    : fmt::format(", test error {:.4f}", r.evals.back().test_error),
+                    run.options().clock == ClockKind::kReal
+                        ? fmt::format(", scoring tail {:.3f} s", r.scoring_tail_s)
+                        : std::string()));
   }
   out.theory = predict_runtime(run, 20000, r.machine ? &*r.machine : nullptr);
   if (auto s = finish_run_outputs(*folder.journal, run, r, out.theory, out.error, io.provenance);

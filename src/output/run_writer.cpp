@@ -89,6 +89,7 @@ nlohmann::json run_summary(const ResolvedRun& config, const RunRecord& run,
   if (!run.stop_message.empty()) j["stop_message"] = run.stop_message;
   j["iterations"] = run.updates.empty() ? 0 : run.updates.back().iteration;
   j["wall_s"] = run.wall_s;
+  j["scoring_tail_s"] = run.scoring_tail_s;
   j["seconds_per_iteration"] = seconds_per_iteration(run);
   const auto st = staleness_stats(run);
   j["staleness"] = {{"mean", st.mean}, {"p95", st.p95}, {"max", st.max}};
@@ -216,6 +217,11 @@ Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const 
     // The run's identity, the same through every resume: provenance, as the process and host
     // are, since an uninterrupted run of the same flags is another run.
     if (!run.run_id.empty()) summary["provenance"]["run_id"] = run.run_id;
+    // When training began in this process: started_at to it is the start-up (data, model, the
+    // evaluator's timing), it to ended_at the training and the scoring tail.
+    if (run.clock_started != std::chrono::system_clock::time_point{}) {
+      summary["provenance"]["clock_started_at"] = iso8601_utc(run.clock_started);
+    }
   }
   summary["status"] = run_status(run.stop_reason, !first_error.empty());
   if (!first_error.empty()) summary["error"] = first_error;

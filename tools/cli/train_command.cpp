@@ -1,4 +1,5 @@
 // `stalesgd train`.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -43,6 +44,13 @@ void print_summary(const ResolvedRun& resolved, const RunRecord& run,
   fmt::print("{:<18}{} ({})\n", "iterations", iterations, to_string(run.stop_reason));
   fmt::print("{:<18}{:.3f}\n", o.clock == ClockKind::kVirtual ? "virtual seconds" : "wall seconds",
              run.wall_s);
+  if (o.clock == ClockKind::kReal) {
+    // Rows scored after training, the final one among them (docs/outputs.md).
+    const auto after = std::count_if(run.evals.begin(), run.evals.end(),
+                                     [&](const EvalRecord& e) { return e.scored_s > run.wall_s; });
+    fmt::print("{:<18}{:.3f} s ({} of {} snapshots scored after training)\n", "scoring tail",
+               run.scoring_tail_s, after, run.evals.size());
+  }
   std::string predicted;
   if (theory) {
     const double t = theory->seconds_per_iteration;
