@@ -55,9 +55,16 @@ Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions o
           kMaxPending)) {
   if (options_.background) {
     if (options_.sizing) {
-      // Before the run clock starts, on this thread at normal priority.
-      sample_cost_s_ =
-          options_.sample_cost_s > 0.0 ? options_.sample_cost_s : measure_sample_cost();
+      // Before the run clock starts, on this thread at normal priority. An exception is kept
+      // as an evaluation's is: the run ends at once with its message.
+      try {
+        sample_cost_s_ =
+            options_.sample_cost_s > 0.0 ? options_.sample_cost_s : measure_sample_cost();
+      } catch (const std::exception& e) {
+        fail(e.what());
+      } catch (...) {
+        fail("an exception that is not a std::exception");
+      }
       const double budget_s = kSizingShare * options_.eval_every_s * options_.share;
       sized_ =
           size_evaluation(full_, data_.val.count, static_cast<std::size_t>(options_.eval_batch),
