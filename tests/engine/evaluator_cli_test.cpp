@@ -24,7 +24,9 @@ using namespace stalesgd::test;
 
 namespace {
 
-const char* busy_model() { return kSanitized ? "mlp" : "lenet"; }
+const char* busy_model() {
+  return kSanitized ? "mlp" : "lenet";
+}
 
 // Seconds since the epoch of provenance's "2026-12-03T14:19:41.101Z".
 double utc_seconds(const std::string& iso) {
