@@ -19,8 +19,8 @@
 // intermediate snapshots from then on (those waiting included) are scored on the first N test
 // and first M train samples, a multiple of eval_batch each (size_evaluation): every row says
 // how many. The final snapshot is always scored on the full samples. Sized, the backlog holds
-// kSizedPending snapshots: where even the smallest sample costs more than the share, snapshots
-// are skipped (and counted) rather than scored ever later.
+// kSizedPending snapshots: where even the smallest evaluation costs more than the share,
+// snapshots are skipped (and counted) rather than scored ever later.
 //
 // What is left when training stops is scored afterwards on all cores, and the threads' blocks
 // in flight are dropped. The backlog is bounded (kMaxPending snapshots, and their memory): a
@@ -33,12 +33,12 @@
 // are split into blocks of eval_batch samples, evaluated as oneTBB tasks, and their sums added
 // in block order: the same additions in the same order as one thread's evaluation, so every
 // row is bit for bit what the serial evaluation gives, whatever the thread count. The snapshots
-// left at the end are tasks too (in blocks while there are fewer than threads), so a long
-// backlog and the final snapshot (which the background threads leave to finish()) both use
-// every core. The background threads stay serial: TBB's threads run at normal priority and
-// would take the cores from the workers. Without options.parallel each snapshot is evaluated on
-// one thread (inline: the caller; at the end: one plain thread per core, a snapshot each), the
-// baseline of benchmarks/tbb_bench.cpp.
+// left at the end are tasks too (in blocks while there are fewer than threads, and the final
+// one always), so a long backlog and the final snapshot (which the background threads leave to
+// finish()) both use every core. The background threads stay serial: TBB's threads run at
+// normal priority and would take the cores from the workers. Without options.parallel each
+// snapshot is evaluated on one thread (inline: the caller; at the end: one plain thread per
+// core, a snapshot each), the baseline of benchmarks/tbb_bench.cpp.
 //
 // An exception while evaluating (in background or at the end) is kept, not thrown: failed()
 // turns true and failure() has its message; the snapshots it left unevaluated have no row.
