@@ -44,8 +44,8 @@ TEST_CASE("man page: every command's flags, from the tables --help prints, read 
           std::string::npos);
   }
   // Every flag each command's --help lists.
-  for (const char* command :
-       {"train", "race", "theory", "theory --error", "eval", "export", "serve", "data fetch", "data info"}) {
+  for (const char* command : {"train", "race", "theory", "theory --error", "eval", "export",
+                              "serve", "data fetch", "data info"}) {
     const auto help = run_shell(kCli + " " + command + " --help");
     REQUIRE(help.exit_code == 0);
     INFO(command);
