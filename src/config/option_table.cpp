@@ -3,83 +3,23 @@
 #include "config/option_table.hpp"
 
 #include <filesystem>
-#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/option_fields.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd {
 namespace {
+using namespace option_fields;
 
 constexpr std::string_view kDataGroup = "Data and model";
 constexpr std::string_view kServerGroup = "Parameter server";
 constexpr std::string_view kBudgetGroup = "Budget (the first reached stops the run)";
 constexpr std::string_view kFailureGroup = "Failed workers (docs/rules.md)";
 constexpr std::string_view kEngineGroup = "Engine and output";
-
-// How a TrainerOptions field of type F is held in an OptionValue.
-template <class F>
-using Stored = std::conditional_t<
-    std::is_same_v<F, bool>, bool,
-    std::conditional_t<
-        std::is_floating_point_v<F>, double,
-        std::conditional_t<
-            std::is_integral_v<F> && std::is_unsigned_v<F>, std::uint64_t,
-            std::conditional_t<
-                std::is_integral_v<F>, std::int64_t,
-                std::conditional_t<std::is_same_v<F, std::filesystem::path>, std::string, F>>>>>;
-
-// The member reached by a path of member pointers: member_of<&A::b, &B::c>(a) is a.b.c.
-template <auto First, auto... Rest>
-auto& member_of(auto& object) {
-  if constexpr (sizeof...(Rest) == 0) {
-    return object.*First;
-  } else {
-    return member_of<Rest...>(object.*First);
-  }
-}
-
-template <auto... Path>
-void set_field(TrainerOptions& o, const OptionValue& v) {
-  auto& field = member_of<Path...>(o);
-  using F = std::remove_reference_t<decltype(field)>;
-  field = static_cast<F>(std::get<Stored<F>>(v));
-}
-
-template <auto... Path>
-std::optional<OptionValue> get_field(const TrainerOptions& o) {
-  const auto& field = member_of<Path...>(o);
-  using F = std::remove_cvref_t<decltype(field)>;
-  if constexpr (std::is_same_v<F, std::filesystem::path>) {
-    return OptionValue{field.string()};
-  } else {
-    return OptionValue{static_cast<Stored<F>>(field)};
-  }
-}
-
-// A declaration whose setter and getter go straight to the field at Path.
-template <auto... Path>
-OptionDecl field(OptionDecl d) {
-  d.set = set_field<Path...>;
-  d.get = get_field<Path...>;
-  return d;
-}
-
-// A rule's own flag (ssp's s, backup's b, ringmaster's R, rennala's old point): straight to the
-// field, but left out of summary.json while it holds RuleSpec's "not given" (-1, or "").
-template <auto... Path>
-OptionDecl rule_field(OptionDecl d) {
-  d = field<&TrainerOptions::rule, Path...>(d);
-  d.get = [](const TrainerOptions& o) -> std::optional<OptionValue> {
-    const auto& f = member_of<&TrainerOptions::rule, Path...>(o);
-    if (f == std::remove_cvref_t<decltype(f)>(RuleSpec{}.*Path...)) return std::nullopt;
-    return get_field<&TrainerOptions::rule, Path...>(o);
-  };
-  return d;
-}
 
 const std::string& word(const OptionValue& v) {
   return std::get<std::string>(v);

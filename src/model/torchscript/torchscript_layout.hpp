@@ -42,8 +42,16 @@ std::string read_layout(const torch::jit::Module& module, Layout& layout);
 // Loads a scripted module for training or export, its parameters requiring gradients, and its
 // layout; an empty module with `error` set to one line naming PATH when it does not load (a
 // state_dict given for a module is named as such) or cannot be laid out. In
-// torchscript_model.cpp.
+// torchscript_module.cpp.
 torch::jit::Module load_module(const std::string& path, Layout& layout, std::string& error);
+
+// Whether forward, with every submodule's forward inlined, has a node that draws random numbers
+// (dropout, bernoulli, rand*, normal, uniform, multinomial, rrelu). In torchscript_module.cpp.
+bool forward_draws(const torch::jit::Module& m);
+
+// One intra-op thread for LibTorch and the OpenBLAS it calls, set once per process: the
+// engine's workers are the parallelism. In torchscript_module.cpp.
+void use_one_thread();
 
 // "a 16 x 1 x 3 x 3 tensor"
 std::string sizes_text(at::IntArrayRef sizes);

@@ -8,20 +8,15 @@
 // Dropout drawing from the minibatch's seed), cross-entropy and autograd, and copies out the
 // gradients and the buffers' change; evaluation runs in eval mode on the buffers it is given.
 // LibTorch computes on the calling thread only (one intra-op thread).
-#include <dlfcn.h>
-
 // First: clang's C++20 std::vector needs c10::IValue complete where LibTorch 1.13's headers use
 // it (the ASan build is clang's).
 #include <ATen/core/ivalue.h>
 // clang-format off
 #include <torch/csrc/autograd/autograd.h>
-#include <torch/csrc/jit/passes/inliner.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
-#include <caffe2/serialize/inline_container.h>
 // clang-format on
 
 #include <cmath>
@@ -36,23 +31,6 @@
 namespace stalesgd::model {
 namespace {
 
-// One intra-op thread for LibTorch and for the OpenBLAS it calls: the engine's workers are the
-// parallelism. OpenBLAS is reached through LibTorch, so its setter is looked up, not linked.
-void use_one_thread() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    at::set_num_threads(1);
-    try {
-      at::set_num_interop_threads(1);
-    } catch (const c10::Error&) {  // already set (a second plugin user in this process)
-    }
-    using SetThreads = void (*)(int);
-    if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
-      set(1);
-    }
-  });
-}
-
 // A module whose forward draws random numbers (Dropout, RReLU, torch.rand...) draws them from
 // LibTorch's one default CPU generator. Each training forward of such a module seeds it with
 // its minibatch's seed under this lock, so that its masks depend on the minibatch alone, not on
@@ -62,29 +40,6 @@ void use_one_thread() {
 std::mutex& draw_mutex() {
   static std::mutex mu;
   return mu;
-}
-
-bool draws(const torch::jit::Block* block) {
-  for (const torch::jit::Node* n : block->nodes()) {
-    const std::string kind = n->kind().toQualString();
-    if (kind.find("dropout") != std::string::npos || kind.find("bernoulli") != std::string::npos ||
-        kind.starts_with("aten::rand") || kind.find("normal") != std::string::npos ||
-        kind.find("uniform") != std::string::npos ||
-        kind.find("multinomial") != std::string::npos || kind.find("rrelu") != std::string::npos) {
-      return true;
-    }
-    for (const torch::jit::Block* b : n->blocks()) {
-      if (draws(b)) return true;
-    }
-  }
-  return false;
-}
-
-// Whether forward (with every submodule's forward inlined) has a node that draws.
-bool forward_draws(const torch::jit::Module& m) {
-  auto graph = m.get_method("forward").graph()->copy();
-  torch::jit::Inline(*graph);
-  return draws(graph->block());
 }
 
 template <class List>
@@ -337,47 +292,6 @@ class TorchScriptModel final : public Model {
   std::string describe_;
   mutable std::mutex clone_mutex_;
 };
-
-// What a file that torch::jit::load refuses holds, when it can tell: a zip of pickled tensors
-// without code is torch.save's (a state_dict), not a scripted module.
-std::string load_failure(const std::string& path, const std::exception& e) {
-  try {
-    caffe2::serialize::PyTorchStreamReader reader(path);
-    bool code = false;
-    for (const auto& record : reader.getAllRecords()) code = code || record.starts_with("code/");
-    if (!code && reader.hasRecord("data.pkl")) {
-      return "'" + path +
-             "' holds pickled tensors (torch.save, e.g. a state_dict), not a scripted module; "
-             "save the module itself: torch.jit.script(model).save(path) (its weights come "
-             "along; stalesgd export writes trained weights back into it)";
-    }
-  } catch (const std::exception&) {  // not a zip archive at all
-  }
-  return "'" + path + "' is not a TorchScript file (" + summary_line(message_of(e)) +
-         "); write one with torch.jit.script(model).save(path), e.g. tools/export_model.py";
-}
-
-}  // namespace
-
-// Loads a scripted module for training or export: its parameters require gradients; an empty
-// module with `error` set when it does not load.
-torch::jit::Module load_module(const std::string& path, Layout& layout, std::string& error) {
-  torch::jit::Module module;
-  try {
-    module = torch::jit::load(path);
-  } catch (const std::exception& e) {
-    error = load_failure(path, e);
-    return {};
-  }
-  if (auto problem = read_layout(module, layout); !problem.empty()) {
-    error = "'" + path + "': " + problem;
-    return {};
-  }
-  for (const auto& p : module.parameters()) p.set_requires_grad(true);
-  return module;
-}
-
-namespace {
 
 // Loads and checks the file; the module's parameters must be float32 and contiguous, since the
 // workspace writes the flat vector straight into their storage.
