@@ -61,28 +61,18 @@ class BufferGrows(nn.Module):
         return self.fc(x.flatten(1))
 
 
-class FailsLater(nn.Module):
-    """Passes stalesgd's probe (two samples) and fails on the first larger minibatch."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(784, 10)
-
-    def forward(self, x):
-        h = x.flatten(1)
-        if self.training and x.size(0) > 2:
-            h = h.view(-1, 3)
-        return self.fc(h)
-
-
 class TrainFails(nn.Module):
-    def __init__(self):
+    """Fails in train mode on minibatches of more than `more_than` samples: 0 fails stalesgd's
+    probe (two samples) at once, 2 passes it and fails on the first larger minibatch."""
+
+    def __init__(self, more_than=0):
         super().__init__()
         self.fc = nn.Linear(784, 10)
+        self.more_than = more_than
 
     def forward(self, x):
         h = x.flatten(1)
-        if self.training:
+        if self.training and x.size(0) > self.more_than:
             h = h.view(-1, 3)
         return self.fc(h)
 
@@ -100,7 +90,7 @@ def make_module(name, out):
         return
     module = {"bn-cnn": bn_cnn, "bn-cnn-named": NamedCnn, "bn-cnn-wide": lambda: bn_cnn(12),
               "buffer-grows": BufferGrows, "train-fails": TrainFails,
-              "fails-later": FailsLater}[name]()
+              "fails-later": lambda: TrainFails(2)}[name]()
     save(module, out)
 
 
