@@ -49,8 +49,8 @@ torch::jit::Module load_module(const std::string& path, Layout& layout, std::str
 // (dropout, bernoulli, rand*, normal, uniform, multinomial, rrelu). In torchscript_module.cpp.
 bool forward_draws(const torch::jit::Module& m);
 
-// One intra-op thread for LibTorch and the OpenBLAS it calls, set once per process: the
-// engine's workers are the parallelism. In torchscript_module.cpp.
+// One intra-op thread for LibTorch and the OpenBLAS it calls, set once per process and once
+// per calling thread: the engine's workers are the parallelism. In torchscript_module.cpp.
 void use_one_thread();
 
 // "a 16 x 1 x 3 x 3 tensor"

@@ -58,7 +58,15 @@ bool draws(const torch::jit::Block* block) {
 
 // One intra-op thread for LibTorch and for the OpenBLAS it calls: the engine's workers are the
 // parallelism. OpenBLAS is reached through LibTorch, so its setter is looked up, not linked.
+// LibTorch's OpenMP keeps the thread count per calling thread: a thread that calls the model
+// first (an evaluator's oneTBB worker) would otherwise open a team of one thread per core, so
+// each calling thread sets it once too.
 void use_one_thread() {
+  thread_local bool this_thread = false;
+  if (!this_thread) {
+    at::set_num_threads(1);
+    this_thread = true;
+  }
   static std::once_flag once;
   std::call_once(once, [] {
     at::set_num_threads(1);
