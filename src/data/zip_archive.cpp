@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -198,6 +199,9 @@ Result<std::vector<ZipEntry>> read_zip_directory(std::span<const std::uint8_t> b
   entries.reserve(std::min<std::uint64_t>(dir->count, dir->size / kCentralBytes));
   std::size_t at = dir->offset;
   const std::size_t end = dir->offset + dir->size;
+  // Each member's name and its entry number: a zip may hold one name twice, where readers
+  // disagree (numpy.load returns the last, a first-match reader the first), so it is refused.
+  std::unordered_map<std::string, std::uint64_t> seen;
   for (std::uint64_t i = 0; i < dir->count; ++i) {
     if (at + kCentralBytes > end || le(b, at, 4) != kCentralSig) {
       return Error{fmt::format("{}: corrupt central directory (entry {} of {} at offset {}); {}",
@@ -220,6 +224,12 @@ Result<std::vector<ZipEntry>> read_zip_directory(std::span<const std::uint8_t> b
     e.name.assign(name, name_n);
     if (auto s = apply_zip64(b.subspan(at + kCentralBytes + name_n, extra_n), e, file); !s) {
       return s.error();
+    }
+    if (const auto [it, fresh] = seen.emplace(e.name, i + 1); !fresh) {
+      return Error{fmt::format(
+          "{}: two members named {} (entries {} and {}): numpy.load would read the last one; "
+          "save the arrays again with numpy.savez, once each",
+          file, printable_name(e.name), it->second, i + 1)};
     }
     entries.push_back(std::move(e));
     at += kCentralBytes + name_n + extra_n + comment_n;

@@ -222,6 +222,12 @@ TEST_CASE("npz errors: corrupt and unsupported zip entries", "[data][npz]") {
   Bytes outside = stored;
   put16(outside, find_sig(outside, kEnd) + 18, 0x7fff);  // the directory's offset, high half
   CHECK_THAT(error_of(outside), Contains("the central directory") && Contains("lies outside"));
+  // Two members of one name (Python's zipfile appends one with a warning): refused, since
+  // numpy.load reads the last and a first-match reader the first.
+  auto twice = small_npz_members();
+  twice.push_back(ZipMember{"x_train.npy", npy("<f4", {6, 2, 3}, Bytes(6 * 2 * 3 * 4, 0))});
+  CHECK_THAT(error_of(twice), Contains("two members named x_train.npy (entries 1 and 5)") &&
+                                  Contains("numpy.load would read the last one"));
   Bytes bomb = deflated;
   put16(bomb, find_sig(bomb, kCentral) + 26, 0x7fff);  // x_train's size, high half
   CHECK_THAT(error_of(bomb), Contains("more than deflate can produce"));

@@ -8,11 +8,14 @@ and a run cut short is not resumed on the file with a key changed.
 
 usage: tests/data/npz_user_test.py path/to/stalesgd   (needs Debian's python3-sklearn)
 """
+import io
 import json
 import pathlib
 import subprocess
 import sys
 import tempfile
+import warnings
+import zipfile
 
 import numpy
 from sklearn.datasets import load_digits
@@ -155,6 +158,20 @@ def main():
         r = resume(stalesgd, cut)
         if r.returncode != 0:
             fail(f"not resumed on its own file: {r.stderr.strip()}")
+
+        # An array replaced by appending to the archive (zipfile warns "Duplicate name" and
+        # writes it): numpy.load returns the appended one, so reading the first would train on
+        # data the user replaced. Refused, naming both entries.
+        numpy.savez(kept, **as_is, pixel_max=16)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with zipfile.ZipFile(kept, "a") as z:
+                buffer = io.BytesIO()
+                numpy.save(buffer, x_train[::-1])
+                z.writestr("x_train.npy", buffer.getvalue())
+        assert (numpy.load(kept)["x_train"] == x_train[::-1]).all()
+        refused(stalesgd, kept, tmp / "twice",
+                ["two members named x_train.npy (entries 1 and 6)", "numpy.savez, once each"])
 
         # What the check keeps a user from: the digits scaled by 1/255 (pixel_max=255 says so).
         numpy.savez(kept, **as_is, pixel_max=255)
