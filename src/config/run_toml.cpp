@@ -6,6 +6,7 @@
 
 #include "config/option_table.hpp"
 #include "stalesgd/straggler/duration.hpp"
+#include "util/regular_file.hpp"
 
 namespace stalesgd {
 
@@ -49,7 +50,9 @@ std::string options_to_toml(const TrainerOptions& options) {
 Result<TrainerOptions> options_from_toml(const std::filesystem::path& file) {
   toml::table t;
   try {
-    t = toml::parse_file(file.string());
+    auto text = read_regular_file(file, "", "give the run.toml a run wrote", kTextFileMost);
+    if (!text) return text.error();
+    t = toml::parse(*text, file.string());
   } catch (const toml::parse_error& e) {
     return Error{fmt::format("{}:{}: {}", file.string(), e.source().begin.line, e.description())};
   }

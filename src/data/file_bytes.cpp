@@ -1,7 +1,7 @@
 // read_file_bytes: a whole file through zlib, which inflates gzip and passes plain files through.
 #include "data/file_bytes.hpp"
 
-#include <sys/stat.h>
+#include <fcntl.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "util/regular_file.hpp"
 #include "util/tsan_hide.hpp"
 
 namespace stalesgd {
@@ -33,23 +34,24 @@ Error read_error(const std::filesystem::path& path, int errnum, const std::strin
 
 Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path,
                                                   const std::string& fix) {
-  // stat and open say why a file cannot be read: missing, denied, or a path through a file.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return read_error(path, errno, fix);
-  if (!S_ISREG(st.st_mode)) {
-    return Error{fmt::format("{}: not a regular file ({}); {}", path.string(),
-                             S_ISDIR(st.st_mode) ? "a folder" : "a special file", fix)};
-  }
+  // open says why a file cannot be read: missing, denied, or a path through a file. O_NONBLOCK:
+  // a FIFO opens at once and is refused with a device, before a byte is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return read_error(path, errno, fix);
+  auto regular = keep_if_regular(fd, path.string(), fix);
+  if (!regular) return regular.error();
+  const std::uint64_t size = regular->size();
   errno = 0;
-  gzFile file = gzopen(path.c_str(), "rb");
+  gzFile file = gzdopen(regular->fd(), "rb");
   if (file == nullptr) return read_error(path, errno, fix);
+  regular->release();  // gzclose closes it
   gzbuffer(file, 1 << 20);
   std::vector<std::uint8_t> bytes;
   // Hidden from ThreadSanitizer: the buffer is this thread's alone until it is returned, and
   // TSan checking each of its tens of millions of bytes cost seconds per process of the suite.
   const tsan::HiddenScope hidden;
   // A plain file's size is known; a .gz grows as it inflates.
-  bytes.reserve(static_cast<std::size_t>(st.st_size));
+  bytes.reserve(static_cast<std::size_t>(size));
   constexpr unsigned kChunk = 1 << 20;
   for (;;) {
     const std::size_t old = bytes.size();

@@ -15,6 +15,7 @@
 #include "config/option_table.hpp"
 #include "experiment/experiment_text.hpp"
 #include "experiment/sweep.hpp"
+#include "util/regular_file.hpp"
 
 namespace stalesgd {
 namespace {
@@ -201,19 +202,16 @@ Result<Experiment> load(const fs::path& path, std::string_view text,
 
 Result<Experiment> load_experiment(const fs::path& path, const std::vector<std::string>& set) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
+  if (!fs::exists(path, ec)) {
     return Error{
         fmt::format("{}: config file not found; give the path of a .toml file, e.g. "
                     "experiments/quickstart.toml",
                     path.string())};
   }
   // Read whole, so that the copy a race keeps is the text that was parsed.
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) {
-    return Error{fmt::format("{}: cannot read the file; check its permissions", path.string())};
-  }
-  return load(path, text, set);
+  auto text = read_regular_file(path, "", "give the path of a .toml file", kTextFileMost);
+  if (!text) return text.error();
+  return load(path, *text, set);
 }
 
 Result<Experiment> parse_experiment(std::string_view text, const fs::path& path,

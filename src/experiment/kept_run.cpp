@@ -12,6 +12,7 @@
 #include "output/checkpoint.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "util/state_stream.hpp"
+#include "util/regular_file.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -34,9 +35,9 @@ std::map<std::string, std::string> flag_values(const std::vector<std::string>& a
 
 // --resume: the summary of a run that finished (complete, and not stopped by Ctrl-C).
 std::optional<nlohmann::json> finished_summary(const fs::path& dir) {
-  std::ifstream in(dir / "summary.json");
-  if (!in) return std::nullopt;
-  auto s = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const auto text = read_regular_file(dir / "summary.json", "", "", kTextFileMost);
+  if (!text) return std::nullopt;
+  auto s = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!s.is_object() || s.value("status", "") != std::string("complete") ||
       s.value("stop_reason", "") == std::string("interrupted")) {
     return std::nullopt;

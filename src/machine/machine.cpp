@@ -14,6 +14,7 @@
 
 #include "stalesgd/straggler/duration.hpp"
 #include "util/atomic_file.hpp"
+#include "util/regular_file.hpp"
 
 namespace stalesgd {
 namespace {
@@ -185,11 +186,10 @@ Status check_machine(const Machine& m) {
 
 Result<Machine> read_machine_file(const std::filesystem::path& path, std::string_view model) {
   const std::string where = "--machine " + path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot read it", where)};
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  const auto text =
+      read_regular_file(path, where, "write one with `stalesgd calibrate`", kTextFileMost);
+  if (!text) return text.error();
+  const auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("machine_format")) {
     return Error{fmt::format("{}: not a machine file; write one with `stalesgd calibrate`", where)};
   }

@@ -14,6 +14,7 @@
 #include "model/architectures.hpp"
 #include "model/torchscript_plugin.hpp"
 #include "util/build_info.hpp"
+#include "util/regular_file.hpp"
 
 namespace stalesgd::model {
 namespace {
@@ -96,6 +97,25 @@ void load_torchscript_plugin(std::string_view name) {
   if (fs::is_regular_file(name.substr(kPrefix.size()), ec)) plugin();
 }
 
+namespace {
+
+// A module file that exists and is a regular file: LibTorch would block on a FIFO and read a
+// device until the memory ran out.
+Status check_module_file(std::string_view flag, std::string_view shown, const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return Error{fmt::format("{} {}: no such file '{}'; write one with tools/export_model.py "
+                             "(docs/models.md)",
+                             flag, shown, path)};
+  }
+  auto file = open_regular_file(path, fmt::format("{} {}", flag, shown),
+                                "give a file torch.jit.save wrote (docs/models.md)");
+  if (!file) return file.error();
+  return {};
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Model>> make_torchscript(std::string_view name, const ImageShape& input,
                                                 int classes, float l2) {
   TorchScriptRequest request;
@@ -103,13 +123,7 @@ Result<std::unique_ptr<Model>> make_torchscript(std::string_view name, const Ima
   request.input = input;
   request.classes = classes;
   request.l2 = l2;
-  std::error_code ec;
-  if (!fs::is_regular_file(request.path, ec)) {
-    return Error{
-        fmt::format("--model {}: no such file '{}'; write one with "
-                    "tools/export_model.py (docs/models.md)",
-                    name, request.path)};
-  }
+  if (auto s = check_module_file("--model", name, request.path); !s) return s.error();
   const Plugin& p = plugin();
   if (!p.make) return Error{p.error};
   std::string error;
@@ -131,11 +145,9 @@ Result<TorchScriptFiles> export_torchscript(std::string_view name, const std::st
   request.into = into;
   request.w = w;
   for (const auto& [flag, path] : {std::pair{"--model", request.trained}, {"--into", into}}) {
-    std::error_code ec;
-    if (!path.empty() && !fs::is_regular_file(path, ec)) {
-      return Error{fmt::format("{} {}: no such file '{}'", flag,
-                               std::string_view(flag) == "--model" ? name : path, path)};
-    }
+    if (path.empty()) continue;
+    const std::string_view shown = std::string_view(flag) == "--model" ? name : path;
+    if (auto s = check_module_file(flag, shown, path); !s) return s.error();
   }
   const Plugin& p = plugin();
   if (!p.export_to) return Error{p.error};

@@ -4,16 +4,19 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include <fmt/format.h>
 
 #include "data/npy.hpp"
 #include "util/atomic_file.hpp"
+#include "util/memory.hpp"
+#include "util/regular_file.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
+
+// An .npy header is at most 64 KiB (format 1.0 stores its length in 16 bits), plus the magic.
+constexpr std::uint64_t kNpyHeaderMost = 65536 + 10;
 
 Status write_model_file(const fs::path& path, std::span<const float> params) {
   // The header dict, padded with spaces to a 64-byte boundary and ended by '\n' (NumPy's rule).
@@ -36,15 +39,17 @@ Status write_model_file(const fs::path& path, std::span<const float> params) {
 }
 
 Result<std::vector<float>> read_model_file(const fs::path& path, std::size_t count) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Error{
-        fmt::format("--model-file {}: cannot read it ({}); give the .npy file "
-                    "`stalesgd train --save-model` wrote",
-                    path.string(), std::strerror(errno))};
-  }
-  const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in),
-                                        std::istreambuf_iterator<char>()};
+  // A model file holds a header and at most 8 bytes (float64) per parameter: a larger file, or
+  // a device or FIFO (/dev/zero, a pipe), is refused before it is read.
+  const std::uint64_t most =
+      count == kAnyCount ? memory_bytes() : kNpyHeaderMost + 8 * static_cast<std::uint64_t>(count);
+  const std::string what = fmt::format("--model-file {}", path.string());
+  auto read = read_regular_file(path, what,
+                                "give the .npy file `stalesgd train --save-model` wrote",
+                                most == 0 ? UINT64_MAX : most);
+  if (!read) return read.error();
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(read->data()),
+                                            read->size());
   auto array = parse_npy(bytes, /*whole=*/true);
   if (!array)
     return Error{fmt::format("--model-file {}: {}", path.string(), array.error().message)};

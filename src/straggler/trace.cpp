@@ -10,10 +10,12 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
+#include <sstream>
 
 #include "stalesgd/straggler/duration.hpp"
 #include "straggler/families.hpp"
 #include "straggler/spec_text.hpp"
+#include "util/regular_file.hpp"
 #include "util/uniform01.hpp"
 
 namespace stalesgd::straggler {
@@ -93,10 +95,11 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
   if (fs::is_directory(path, ec)) {
     return Error{fmt::format("trace file '{}' is a directory; name a CSV file", shown)};
   }
-  std::ifstream in(path);
-  if (!in) {
-    return Error{fmt::format("trace file '{}' cannot be read; check its permissions", shown)};
-  }
+  // Through the descriptor: a FIFO or device is refused, not read until it ends.
+  const auto text = read_regular_file(path, fmt::format("trace file '{}'", shown),
+                                      "name a CSV file", kTextFileMost);
+  if (!text) return text.error();
+  std::istringstream in(*text);
   return read_trace(in, path);
 }
 

@@ -1,5 +1,7 @@
 // --save-model and `stalesgd eval`: the final parameters as .npy, read back by NumPy and scored
 // to the run's own final test error; bad files and paths are one line.
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include <fmt/format.h>
@@ -59,6 +61,9 @@ TEST_CASE("save-model and eval: a bad path or file is one line", "[output][cli]"
   TempDir dir;
   std::ofstream(dir / "file") << "x";
   std::ofstream(dir / "not.npy") << "not numpy";
+  REQUIRE(::mkfifo((dir / "fifo.npy").c_str(), 0644) == 0);
+  std::ofstream(dir / "huge.npy").close();
+  fs::resize_file(dir / "huge.npy", std::uint64_t{1} << 32);  // sparse: no disk used
   auto r = run_cli({"train", "--iterations", "1", "--no-progress", "--save-model",
                     (dir / "file" / "m.npy").string()});
   CHECK(r.exit_code == 1);
@@ -69,7 +74,14 @@ TEST_CASE("save-model and eval: a bad path or file is one line", "[output][cli]"
                    (dir / "softmax.npy").string()})
               .exit_code == 0);
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
-      {{"--model-file", (dir / "missing.npy").string()}, "cannot read it"},
+      {{"--model-file", (dir / "missing.npy").string()}, "missing.npy: file not found"},
+      // A device or a FIFO is refused before a byte is read: /dev/zero once read until the
+      // memory ran out, and a FIFO with no writer hung the command.
+      {{"--model-file", "/dev/zero"}, "/dev/zero: not a regular file (a character device)"},
+      {{"--model-file", (dir / "fifo.npy").string()}, "fifo.npy: not a regular file (a FIFO"},
+      // Larger than any file of the model's parameter count: refused before it is read.
+      {{"--model", "mlp", "--model-file", (dir / "huge.npy").string()},
+       "huge.npy: 4294967296 bytes, more than the"},
       {{"--model-file", (dir / "not.npy").string()}, "not.npy: "},
       {{"--model", "mlp", "--model-file", (dir / "softmax.npy").string()},
        "holds 7850 parameters, the model"},

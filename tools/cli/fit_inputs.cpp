@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -11,21 +10,26 @@
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
+#include "util/memory.hpp"
+#include "util/regular_file.hpp"
 
 namespace stalesgd::cli {
 namespace fs = std::filesystem;
 
 Result<RunInfo> read_summary(const fs::path& dir) {
   const fs::path path = dir / "summary.json";
-  std::ifstream in(path);
-  if (!in) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
     return Error{
         fmt::format("{} is missing: --fit needs a finished run (its config gives P "
                     "and the rule); give a run folder written by stalesgd train",
                     path.string())};
   }
+  const auto text =
+      read_regular_file(path, "", "give a run folder written by stalesgd train", kTextFileMost);
+  if (!text) return text.error();
   try {
-    const auto j = nlohmann::json::parse(in);
+    const auto j = nlohmann::json::parse(*text);
     if (j.value("status", "") == std::string("running")) {
       return Error{fmt::format(
           "{} says the run is still running (or was killed): --fit needs a finished run; wait "
@@ -51,8 +55,14 @@ Result<RunInfo> read_summary(const fs::path& dir) {
 
 Result<std::vector<double>> read_durations(const fs::path& dir) {
   const fs::path path = dir / "gradients.csv";
-  std::ifstream in(path);
-  if (!in) return Error{fmt::format("cannot read {}: no such file", path.string())};
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Error{fmt::format("cannot read {}: no such file", path.string())};
+  // A journal may be large: bounded by the memory, and a FIFO or device is refused.
+  const std::uint64_t most = memory_bytes();
+  const auto text = read_regular_file(path, "", "give a run folder written by stalesgd train",
+                                      most == 0 ? UINT64_MAX : most / 2);
+  if (!text) return text.error();
+  std::istringstream in(*text);
   std::string line;
   std::getline(in, line);
   std::vector<std::string> header;
