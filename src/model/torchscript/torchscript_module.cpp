@@ -15,6 +15,7 @@
 #include "model/torchscript/torchscript_layout.hpp"
 
 #include <mutex>
+#include <string_view>
 
 namespace stalesgd::model {
 namespace {
@@ -54,6 +55,78 @@ bool draws(const torch::jit::Block* block) {
   return false;
 }
 
+// The builtins through which TorchScript code reaches the file system (every registered
+// operator with a file name argument: torch._C._jit_get_all_schemas() lists these two).
+constexpr std::string_view kFileOps[] = {"aten::from_file", "aten::save"};
+
+// The first file-touching builtin in `block` or the blocks nested in it, or "".
+std::string file_op(const torch::jit::Block* block) {
+  for (const torch::jit::Node* n : block->nodes()) {
+    const std::string kind = n->kind().toQualString();
+    for (const std::string_view op : kFileOps) {
+      if (kind == op) return kind;
+    }
+    for (const torch::jit::Block* b : n->blocks()) {
+      if (auto op = file_op(b); !op.empty()) return op;
+    }
+  }
+  return {};
+}
+
+std::string refusal(const std::string& path, const std::string& where, const std::string& op) {
+  return "'" + path + "': " + where + " calls " + op +
+         ", which reads or writes files: a model's code runs with your rights, and stalesgd "
+         "refuses one that touches files (docs/models.md, \"A module is code\"); remove the "
+         "call and save it again";
+}
+
+// Before loading, for torch::jit::load runs code itself (a class's __setstate__): the code
+// records' text, spaces removed so that spacing cannot hide a call, searched for the builtins
+// by any spelling the TorchScript compiler resolves them from (torch.save, torch.ops.aten.save).
+// A string or a name that merely contains one refuses too: the check errs on the safe side.
+std::string code_touches_files(const std::string& path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    for (const auto& record : reader.getAllRecords()) {
+      if (!record.ends_with(".py")) continue;
+      auto [data, size] = reader.getRecord(record);
+      std::string text;
+      text.reserve(size);
+      for (const char c : std::string_view(static_cast<const char*>(data.get()), size)) {
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\\') text += c;
+      }
+      for (const char* spelling : {"from_file", "torch.save(", "aten.save"}) {
+        if (text.find(spelling) != std::string::npos) {
+          return refusal(path, "its code (" + record + ")",
+                         spelling == std::string_view("from_file") ? "aten::from_file"
+                                                                   : "aten::save");
+        }
+      }
+    }
+  } catch (const std::exception&) {  // not a zip: torch::jit::load says what it is
+  }
+  return {};
+}
+
+// "" when no method of the module or its submodules calls a file-touching builtin; else the
+// refusal. Each method's graph is inlined, so functions and methods it calls are searched too.
+std::string touches_files(const torch::jit::Module& module, const std::string& path) {
+  for (const auto& m : module.modules()) {
+    for (const auto& method : m.get_methods()) {
+      auto graph = method.graph()->copy();
+      torch::jit::Inline(*graph);
+      if (auto op = file_op(graph->block()); !op.empty()) {
+        const auto type = m.type()->name();
+        return refusal(path,
+                       "its method " + (type ? type->name() : std::string("module")) + "." +
+                           method.name(),
+                       op);
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 // One intra-op thread for LibTorch and for the OpenBLAS it calls: the engine's workers are the
@@ -91,12 +164,14 @@ bool forward_draws(const torch::jit::Module& m) {
 // module with `error` set when it does not load.
 torch::jit::Module load_module(const std::string& path, Layout& layout, std::string& error) {
   torch::jit::Module module;
+  if (error = code_touches_files(path); !error.empty()) return {};
   try {
     module = torch::jit::load(path);
   } catch (const std::exception& e) {
     error = load_failure(path, e);
     return {};
   }
+  if (error = touches_files(module, path); !error.empty()) return {};
   if (auto problem = read_layout(module, layout); !problem.empty()) {
     error = "'" + path + "': " + problem;
     return {};
