@@ -256,3 +256,44 @@ TEST_CASE("serve: SIGTERM while a request is still arriving ends it at once", "[
   CHECK(serve.stop("TERM", std::chrono::seconds(3)) == 143);
   CHECK(serve.err().find("error") == std::string::npos);
 }
+
+TEST_CASE("serve: a client that never reads its reply loses its connection, not a thread",
+          "[serve]") {
+  require_httplib();
+  TempDir dir;
+  write_run(dir / "run");
+  const fs::path big = dir / "run" / "big.bin";
+  REQUIRE(run_shell("truncate -s 256M '" + big.string() + "'").exit_code == 0);
+  ServeProcess serve((dir / "run").string() + " --port 0");
+  const std::string url = serve.url();
+  INFO(serve.out() << serve.err());
+  REQUIRE(!url.empty());
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port_of(url)));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const std::string request = "GET /files/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size()));
+  // Not reading for twice the write timeout (5 s): the socket buffers fill and the server's
+  // write makes no progress.
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+  std::uint64_t received = 0;
+  std::vector<char> buf(1 << 16);
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 60000) <= 0) break;  // the patience for a hung server
+    const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+    if (n <= 0) break;
+    received += static_cast<std::uint64_t>(n);
+  }
+  ::close(fd);
+  INFO("received " << received << " of " << fs::file_size(big) << " bytes");
+  CHECK(received > 0);
+  CHECK(received < fs::file_size(big));  // the server gave up on it and closed
+  CHECK(http_get(url + "api/runs").status == 200);
+  CHECK(serve.stop("TERM") == 143);
+}
