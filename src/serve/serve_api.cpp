@@ -183,7 +183,7 @@ HttpReply ServeApi::run_file(const std::string& relative) const {
   // reading happens outside mu_.
   auto file = std::make_shared<RegularFile>(RegularFile::open(r.path));
   if (file->state() == FileState::kMissing) return text(404, "no such file");
-  if (!file->is_open()) return text(403, file->why());
+  if (!file->is_open()) return text(404, file->why());  // swapped since the look above
   return {200, content_type(r.path), {}, std::move(file)};
 }
 
