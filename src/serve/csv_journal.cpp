@@ -1,12 +1,11 @@
 // Incremental, whole-row reading of a journal CSV that another process is appending to.
 #include "serve/csv_journal.hpp"
 
-#include <sys/stat.h>
+#include "serve/regular_file.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
 
 namespace stalesgd::serve {
@@ -85,27 +84,23 @@ void CsvJournal::reset() {
 }
 
 void CsvJournal::refresh(const RowSink& sink) {
-  struct stat st {};
-  if (::stat(path_.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+  const RegularFile file = RegularFile::open(path_);
+  refused_ = file.why();
+  if (!file.is_open()) {
     if (scanned_ > 0) reset();
     return;
   }
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  const auto inode = static_cast<std::uint64_t>(st.st_ino);
+  const std::uint64_t size = file.size(), inode = file.inode();
   if (scanned_ > 0 && (size < scanned_ || inode != inode_)) reset();
   inode_ = inode;
   if (size == scanned_) return;
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) return;
-  in.seekg(static_cast<std::streamoff>(scanned_));
   std::string buf;
   std::uint64_t buf_at = scanned_;  // file offset of buf[0]
   std::vector<char> chunk(kChunk);
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (got == 0) break;
-    buf.append(chunk.data(), got);
+  for (;;) {
+    const auto got = file.read_at(buf_at + buf.size(), chunk.data(), chunk.size());
+    if (got <= 0) break;
+    buf.append(chunk.data(), static_cast<std::size_t>(got));
     std::size_t start = 0;
     for (std::size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
       const std::string_view line(buf.data() + start, nl - start);
@@ -136,21 +131,30 @@ std::vector<std::vector<double>> CsvJournal::read(std::uint64_t first, std::uint
   for (const auto& name : wanted) at.push_back(column(name));
   const std::uint64_t slot = first / kIndexStride;
   std::uint64_t row = slot * kIndexStride;
-  std::ifstream in(path_, std::ios::binary);
-  if (!in || slot >= index_.size()) return out;
-  in.seekg(static_cast<std::streamoff>(index_[slot]));
+  const RegularFile file = RegularFile::open(path_);
+  if (!file.is_open() || slot >= index_.size()) return out;
   const std::uint64_t end = std::min(rows_, first + max_rows);
+  // Only the bytes refresh() has seen: whole rows, ending at scanned_ on a '\n'.
   std::uint64_t offset = index_[slot];
-  std::string line;
+  std::string buf;
+  std::vector<char> chunk(kChunk);
   std::vector<double> fields;
-  while (row < end && offset < scanned_ && std::getline(in, line)) {
-    offset += line.size() + 1;
-    if (in.eof()) break;  // no '\n': the file changed under us
-    if (row++ < first) continue;
-    parse_numbers(line, columns_.size(), fields);
-    for (std::size_t c = 0; c < at.size(); ++c) {
-      if (at[c] >= 0) out[c].push_back(fields[static_cast<std::size_t>(at[c])]);
+  while (row < end && offset < scanned_) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, scanned_ - offset));
+    const auto got = file.read_at(offset, chunk.data(), want);
+    if (got <= 0) break;  // the file shrank under us
+    offset += static_cast<std::uint64_t>(got);
+    buf.append(chunk.data(), static_cast<std::size_t>(got));
+    std::size_t start = 0;
+    for (std::size_t nl; row < end && (nl = buf.find('\n', start)) != std::string::npos;
+         start = nl + 1) {
+      if (row++ < first) continue;
+      parse_numbers(std::string_view(buf.data() + start, nl - start), columns_.size(), fields);
+      for (std::size_t c = 0; c < at.size(); ++c) {
+        if (at[c] >= 0) out[c].push_back(fields[static_cast<std::size_t>(at[c])]);
+      }
     }
+    buf.erase(0, start);
   }
   return out;
 }

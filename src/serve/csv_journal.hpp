@@ -36,11 +36,15 @@ class CsvJournal {
   // Reads the rows appended since the last refresh and hands each to `sink` (may be empty). A
   // file that shrank or was replaced (train --resume cuts it back; race --force writes it anew)
   // is read again from its start, and generation() goes up so that callers drop what they
-  // derived from the old rows. A missing file has no rows. Never throws on the file's content.
+  // derived from the old rows. A missing file has no rows, and so has one that is not a regular
+  // file (a FIFO: refused() says so; it is never opened in a way that could block serve).
+  // Never throws on the file's content.
   void refresh(const RowSink& sink = {});
 
   // Data rows read so far (the header not counted).
   std::uint64_t rows() const { return rows_; }
+  // Empty, or the one line saying why the file is there but not read (regular_file.hpp).
+  const std::string& refused() const { return refused_; }
   // Bumped each time the file was found shrunk or replaced.
   std::uint64_t generation() const { return generation_; }
   const std::vector<std::string>& columns() const { return columns_; }
@@ -57,6 +61,7 @@ class CsvJournal {
   void reset();
 
   std::filesystem::path path_;
+  std::string refused_;
   std::vector<std::string> columns_;
   std::uint64_t scanned_ = 0;  // bytes consumed: the header and whole rows
   std::uint64_t rows_ = 0;

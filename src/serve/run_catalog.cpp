@@ -2,13 +2,13 @@
 #include "serve/run_catalog.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <regex>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "serve/csv_journal.hpp"
+#include "serve/regular_file.hpp"
 #include "serve/safe_path.hpp"
 
 namespace stalesgd::serve {
@@ -102,20 +102,31 @@ std::string seed_group(const std::string& label) {
   return std::regex_replace(label, seed, "");
 }
 
-std::vector<std::map<std::string, std::string>> read_csv_table(const fs::path& path) {
+std::vector<std::map<std::string, std::string>> parse_csv_table(std::string_view text) {
   std::vector<std::map<std::string, std::string>> rows;
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return rows;
+  const auto next_line = [&](std::string_view& line) {
+    const auto nl = text.find('\n');
+    if (nl == std::string_view::npos) return false;  // none, or a row still being written
+    line = text.substr(0, nl);
+    text.remove_prefix(nl + 1);
+    return true;
+  };
+  std::string_view line;
+  if (!next_line(line)) return rows;
   const auto header = split_csv_line(line);
-  while (std::getline(in, line)) {
-    if (in.eof()) break;  // no '\n': a row still being written
+  while (next_line(line)) {
     const auto fields = split_csv_line(line);
     std::map<std::string, std::string> row;
     for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<std::map<std::string, std::string>> read_csv_table(const fs::path& path) {
+  const auto file = read_regular_file(path, kMaxSmallFileBytes);
+  return file.state == FileState::kOpen ? parse_csv_table(file.bytes)
+                                        : std::vector<std::map<std::string, std::string>>{};
 }
 
 Result<Catalog> discover_runs(const fs::path& root) {

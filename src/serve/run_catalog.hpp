@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stalesgd/util/result.hpp"
@@ -47,7 +48,10 @@ std::string seed_group(const std::string& label);
 // (symlinks) are skipped.
 Result<Catalog> discover_runs(const std::filesystem::path& root);
 
-// The rows of a CSV file with a header, each as column -> field; empty when it is missing.
+// The rows of a CSV text with a header, each as column -> field; a last line without its '\n'
+// (a row being written) is left out.
+std::vector<std::map<std::string, std::string>> parse_csv_table(std::string_view text);
+// The same of a file; empty when it is missing or not a regular file (regular_file.hpp).
 std::vector<std::map<std::string, std::string>> read_csv_table(const std::filesystem::path& path);
 
 }  // namespace stalesgd::serve

@@ -2,9 +2,9 @@
 #include "serve/run_options.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include "config/option_table.hpp"
+#include "serve/regular_file.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
@@ -12,6 +12,8 @@ namespace stalesgd::serve {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr std::size_t kMaxCommandLineBytes = 1 << 16;
 
 // Words of a command line as a POSIX shell splits them (run.log quotes them so): '...'
 // literal, \x escapes x.
@@ -49,9 +51,10 @@ std::vector<std::string> shell_words(std::string_view line) {
 
 std::map<std::string, std::string> settings_from_run_log(const fs::path& path) {
   std::map<std::string, std::string> out;
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return out;
+  // Only the first line counts, and a command line is far shorter than this.
+  const auto file = read_regular_file(path, kMaxCommandLineBytes, /*whole=*/false);
+  if (file.state != FileState::kOpen) return out;
+  const std::string line = file.bytes.substr(0, file.bytes.find('\n'));
   auto start = line.find(" start: ");
   if (start == std::string::npos) start = line.find(" resume: ");
   if (start == std::string::npos) return out;

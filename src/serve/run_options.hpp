@@ -18,7 +18,7 @@ namespace stalesgd::serve {
 // The options on the first line of run.log ("start: ... stalesgd train --rule async --time 20s
 // ..."), keyed as runs.csv writes them (time, target_error, ...; a switch as "true"); flags
 // that are not training options (--out, --force, -q) are left out. Empty for a race's run
-// (runs.csv has them) and when run.log is missing.
+// (runs.csv has them) and when run.log is missing or not a regular file.
 std::map<std::string, std::string> settings_from_run_log(const std::filesystem::path& path);
 
 // {"seconds_per_iteration", "method", "formula"} as summary.json's "theory" will hold it, from

@@ -7,11 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <csignal>
-#include <fstream>
 
 #include "serve/csv_journal.hpp"
+#include "serve/regular_file.hpp"
 #include "serve/run_catalog.hpp"
 
 namespace stalesgd::serve {
@@ -89,8 +90,10 @@ FileStamp FileStamp::of(const fs::path& path) {
           static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, true};
 }
 
-std::optional<WorkerTotals> read_worker_totals(const fs::path& path) {
-  const auto rows = read_csv_table(path);
+std::optional<WorkerTotals> read_worker_totals(const fs::path& path, std::string* refused) {
+  const auto file = read_regular_file(path, kMaxSmallFileBytes);
+  if (refused) *refused = file.why;
+  const auto rows = parse_csv_table(file.bytes);
   if (rows.empty()) return std::nullopt;
   WorkerTotals t;
   const auto sum = [](const std::map<std::string, std::string>& row, const char* key) {
@@ -109,20 +112,24 @@ std::optional<WorkerTotals> read_worker_totals(const fs::path& path) {
   return t;
 }
 
-std::optional<nlohmann::json> read_summary(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+std::optional<nlohmann::json> read_summary(const fs::path& path, std::string* refused) {
+  const auto file = read_regular_file(path, kMaxSmallFileBytes);
+  if (refused) *refused = file.why;
+  if (file.state != FileState::kOpen) return std::nullopt;
   // summary.json is renamed into place whole, but a hand-written or damaged one must not throw.
-  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  auto j = nlohmann::json::parse(file.bytes, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   return j;
 }
 
 int lock_holder_alive(const fs::path& dir) {
-  std::ifstream in(dir / ".stalesgd.lock");
+  // A pid is a few digits; the lock file holds nothing else.
+  const auto file = read_regular_file(dir / ".stalesgd.lock", 64, /*whole=*/false);
+  if (file.state != FileState::kOpen) return -1;
   long pid = 0;
-  if (!in) return -1;
-  if (!(in >> pid) || pid <= 0) return -1;
+  const char* begin = file.bytes.data();
+  const auto [end, ec] = std::from_chars(begin, begin + file.bytes.size(), pid);
+  if (ec != std::errc() || end == begin || pid <= 0) return -1;
   if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) return 1;
   return 0;
 }

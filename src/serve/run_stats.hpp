@@ -60,10 +60,14 @@ struct WorkerTotals {
   double started = 0, cancelled = 0, busy_s = 0, idle_s = 0, failed = 0;
   int workers = 0;
 };
-std::optional<WorkerTotals> read_worker_totals(const std::filesystem::path& path);
+// `refused`, when given, is set to the line saying why a file that is there was not read (not a
+// regular file, too large: regular_file.hpp), and cleared otherwise.
+std::optional<WorkerTotals> read_worker_totals(const std::filesystem::path& path,
+                                               std::string* refused = nullptr);
 
-// summary.json parsed; nullopt when missing or not (yet) whole JSON.
-std::optional<nlohmann::json> read_summary(const std::filesystem::path& path);
+// summary.json parsed; nullopt when missing, not a regular file or not (yet) whole JSON.
+std::optional<nlohmann::json> read_summary(const std::filesystem::path& path,
+                                           std::string* refused = nullptr);
 
 // The process that holds the run folder's lock (output/folder_lock.hpp): 1 alive, 0 gone, -1
 // unknown (no lock file). Read-only: the pid the file holds is checked with kill(pid, 0).

@@ -96,14 +96,18 @@ void RunWatch::refresh(double now_s) {
   if (entry_.pending) return;
   if (const auto stamp = FileStamp::of(entry_.dir / "summary.json"); stamp != summary_stamp_) {
     summary_stamp_ = stamp;
-    summary_ = stamp.exists ? read_summary(entry_.dir / "summary.json") : std::nullopt;
+    summary_refused_.clear();
+    summary_ =
+        stamp.exists ? read_summary(entry_.dir / "summary.json", &summary_refused_) : std::nullopt;
     // Written with "running" at the start (docs/outputs.md): nothing in it yet that the
     // journals do not say, and whether the run goes on is the folder lock's to tell.
     if (summary_ && summary_->value("status", "") == std::string("running")) summary_.reset();
   }
   if (const auto stamp = FileStamp::of(entry_.dir / "workers.csv"); stamp != workers_stamp_) {
     workers_stamp_ = stamp;
-    workers_ = stamp.exists ? read_worker_totals(entry_.dir / "workers.csv") : std::nullopt;
+    workers_refused_.clear();
+    workers_ = stamp.exists ? read_worker_totals(entry_.dir / "workers.csv", &workers_refused_)
+                            : std::nullopt;
   }
   if (entry_.settings.empty() && log_settings_.empty()) {
     log_settings_ = settings_from_run_log(entry_.dir / "run.log");
@@ -174,6 +178,8 @@ std::string RunWatch::status() const {
   if (summary_ && summary_->contains("status") && (*summary_)["status"].is_string()) {
     return (*summary_)["status"].get<std::string>();
   }
+  // A summary.json that is a FIFO, a device or too large says nothing (regular_file.hpp).
+  if (!summary_ && !summary_refused_.empty()) return "unreadable";
   // No final summary.json: running, unless the process that locked the folder is gone.
   return lock_alive_ == 0 ? "stopped" : "running";
 }
@@ -181,6 +187,7 @@ std::string RunWatch::status() const {
 std::optional<double> RunWatch::progress() const {
   const std::string s = status();
   if (s == "pending") return 0.0;
+  if (s == "unreadable") return std::nullopt;
   if (s != "running") return 1.0;
   const Budget b = budget();
   std::optional<double> p;
@@ -210,7 +217,10 @@ nlohmann::json RunWatch::overview() const {
   nlohmann::json message = summary_value(summary_, {"stop_message"});
   if (message.is_null()) message = summary_value(summary_, {"divergence"});
   if (message.is_null()) message = summary_value(summary_, {"error"});
+  const auto refused = unreadable();
+  if (message.is_null() && !refused.empty()) message = refused.front();
   j["message"] = message;
+  j["unreadable"] = refused;
   j["rows"] = {
       {"updates", updates_.rows()}, {"evals", evals_.rows()}, {"gradients", gradients_.rows()}};
   const auto from_summary = [&](std::initializer_list<const char*> keys, double fallback) {
@@ -290,6 +300,15 @@ nlohmann::json RunWatch::overview() const {
   }
   j["eta_s"] = eta;
   return j;
+}
+
+std::vector<std::string> RunWatch::unreadable() const {
+  std::vector<std::string> out;
+  for (const std::string* why : {&summary_refused_, &workers_refused_, &updates_.refused(),
+                                 &evals_.refused(), &gradients_.refused()}) {
+    if (!why->empty()) out.push_back(*why);
+  }
+  return out;
 }
 
 nlohmann::json RunWatch::series(const SeriesCursor& since, std::uint64_t limit) const {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,8 @@ class RunWatch {
   Budget budget() const;
   std::string status() const;
   std::optional<double> progress() const;
+  // The lines saying which of the run's files are there but not read (a FIFO, say).
+  std::vector<std::string> unreadable() const;
 
   RunEntry entry_;
   CsvJournal updates_, evals_, gradients_;
@@ -66,6 +69,7 @@ class RunWatch {
   FileStamp summary_stamp_, workers_stamp_;
   std::optional<nlohmann::json> summary_;
   std::optional<WorkerTotals> workers_;
+  std::string summary_refused_, workers_refused_;    // why they were not read, if they were not
   std::map<std::string, std::string> log_settings_;  // from run.log, for a train --out folder
   // The theory for the run's options, while it has no summary.json (run_options.hpp).
   std::optional<nlohmann::json> early_prediction_;

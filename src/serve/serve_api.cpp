@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "serve/regular_file.hpp"
 #include "serve/safe_path.hpp"
 
 namespace stalesgd::serve {
@@ -24,21 +23,13 @@ double steady_seconds() {
 }
 
 HttpReply text(int status, std::string body) {
-  return {status, "text/plain; charset=utf-8", std::move(body) + "\n"};
+  return {status, "text/plain; charset=utf-8", std::move(body) + "\n", nullptr};
 }
 
 HttpReply json_reply(const nlohmann::json& j) {
   // A label or path that is not UTF-8 is sent with U+FFFD rather than failing the reply.
-  return {200, "application/json",
-          j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
-}
-
-std::optional<std::string> slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return std::move(s).str();
+  return {200, "application/json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+          nullptr};
 }
 
 const char* content_type(const fs::path& path) {
@@ -177,20 +168,23 @@ HttpReply ServeApi::static_file(const std::string& path) const {
   if (it == kFiles.end()) return text(404, "not found");
   const auto& [vendor, name] = it->second;
   const fs::path file = (vendor ? config_.vendor_dir : config_.web_dir) / name;
-  auto body = slurp(file);
-  if (!body) {
+  auto body = read_regular_file(file, kMaxSmallFileBytes);
+  if (body.state != FileState::kOpen) {
     return text(404, vendor ? std::string(kChartLibraryMissing)
                             : fmt::format("{} is missing: reinstall stalesgd", file.string()));
   }
-  return {200, content_type(file), std::move(*body)};
+  return {200, content_type(file), std::move(body.bytes), nullptr};
 }
 
 HttpReply ServeApi::run_file(const std::string& relative) const {
   const auto r = resolve_inside(config_.root, relative);
   if (r.status != 200) return text(r.status, r.why);
-  auto body = slurp(r.path);
-  if (!body) return text(404, "cannot read the file");
-  return {200, content_type(r.path), std::move(*body)};
+  // Opened here, streamed by the transport: a file of any size costs a chunk of memory, and the
+  // reading happens outside mu_.
+  auto file = std::make_shared<RegularFile>(RegularFile::open(r.path));
+  if (file->state() == FileState::kMissing) return text(404, "no such file");
+  if (!file->is_open()) return text(404, file->why());  // swapped since the look above
+  return {200, content_type(r.path), {}, std::move(file)};
 }
 
 }  // namespace stalesgd::serve

@@ -4,7 +4,8 @@
 // (docs/serve.md, "Endpoints").
 //
 // Thread safety: handle() and set_allowed_hosts() may be called from any thread; one mutex
-// serialises them (a request reads a few files; the page polls every second or two).
+// serialises them (a request reads a few files; the page polls every second or two). A file
+// reply is only opened under it: its bytes are read by the transport, outside it.
 #pragma once
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "serve/regular_file.hpp"
 #include "serve/run_watch.hpp"
 #include "stalesgd/util/result.hpp"
 
@@ -29,6 +31,9 @@ struct HttpReply {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // When set, the reply's body instead: the whole file (size() bytes from its open), for the
+  // transport to send in chunks (/files/ replies; the file is already open and checked).
+  std::shared_ptr<const RegularFile> file;
 };
 
 struct ServeConfig {

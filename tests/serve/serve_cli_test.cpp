@@ -35,18 +35,6 @@ void check_one_line(const CliResult& r, int status, const std::string& says) {
   CHECK_THAT(r.output, Contains("stalesgd: error: ") && Contains(says));
 }
 
-// A build without cpp-httplib has a `serve` that only says how to get it (that one line is
-// checked here); these tests need the real one.
-void require_httplib() {
-  const auto r = run_cli({"serve", "/nonexistent"});
-  if (r.output.find("needs cpp-httplib") != std::string::npos) {
-    CHECK(line_count(r.output) == 1);
-    FAIL(
-        "this build has no cpp-httplib: run tools/setup.sh serve (it installs "
-        "libcpp-httplib-dev), then reconfigure and rebuild (tools/build.sh)");
-  }
-}
-
 // A run folder with one snapshot, written by hand: enough for serve to start.
 fs::path write_run(const TempDir& dir) {
   const fs::path run = dir / "run";

@@ -1,7 +1,7 @@
 // A `stalesgd serve` started in the background for a test, in its own session (as a terminal's
 // job would be), with its stdout, stderr, pid and exit status in files; and a GET over HTTP
-// with curl. The waits are bounded polls (they fail a hung server, they time nothing).
-// Header-only: the suite compiles tests' *_test.cpp files and support/ only.
+// with curl; and require_httplib(). The waits are bounded polls (they fail a hung server, they time
+// nothing). Header-only: the suite compiles tests' *_test.cpp files and support/ only.
 #pragma once
 
 #include <chrono>
@@ -11,12 +11,17 @@
 #include <string>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 #include "support/fixtures.hpp"
 
 namespace stalesgd::test {
 
 class ServeProcess {
  public:
+  // How long a wait may take before the test gives up on a hung server (it times nothing).
+  static constexpr std::chrono::milliseconds kPatience{60000};
+
   // `args`: what follows `stalesgd serve` (no single quotes); `env`: "NAME=value ..." or "".
   explicit ServeProcess(const std::string& args, const std::string& env = "");
   ~ServeProcess();  // kills the server if the test did not stop it
@@ -25,10 +30,14 @@ class ServeProcess {
 
   // "http://HOST:PORT/" from the line serve prints when it listens; "" if it ended first.
   std::string url();
-  // Sends `signal` (INT, TERM) and returns the exit status.
-  int stop(const std::string& signal);
-  // Waits for the process to end on its own; its exit status.
-  int wait();
+  // Sends `signal` (INT, TERM) and returns the exit status; -1 if it has not ended within
+  // `patience`.
+  int stop(const std::string& signal, std::chrono::milliseconds patience = kPatience);
+  // Waits for the process to end on its own; its exit status, or -1 if it had not ended within
+  // `patience`.
+  int wait(std::chrono::milliseconds patience = kPatience);
+  // The server's pid (for /proc/PID/status).
+  const std::string& pid() const { return pid_; }
   // Its stdout and stderr so far.
   std::string out() const;
   std::string err() const;
@@ -48,8 +57,7 @@ HttpResult http_get(const std::string& url, const std::string& host_header = "")
 
 namespace serve_detail {
 
-// How long a wait may take before the test gives up on a hung server (it times nothing).
-constexpr auto kPatience = std::chrono::seconds(60);
+constexpr auto kPatience = ServeProcess::kPatience;
 
 inline bool exists(const std::filesystem::path& p) {
   std::error_code ec;
@@ -98,16 +106,17 @@ inline std::string ServeProcess::url() {
   return "";
 }
 
-inline int ServeProcess::stop(const std::string& signal) {
+inline int ServeProcess::stop(const std::string& signal, std::chrono::milliseconds patience) {
   run_shell("kill -" + signal + " " + pid_);
-  return wait();
+  return wait(patience);
 }
 
-inline int ServeProcess::wait() {
-  const auto deadline = std::chrono::steady_clock::now() + serve_detail::kPatience;
+inline int ServeProcess::wait(std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
   while (!serve_detail::exists(files_ / "rc") && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (!serve_detail::exists(files_ / "rc")) return -1;  // still running: the destructor kills it
   ended_ = true;
   // The subshell may not have finished writing the status yet.
   for (int i = 0; i < 100; ++i) {
@@ -116,6 +125,18 @@ inline int ServeProcess::wait() {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return -1;
+}
+
+// A build without cpp-httplib has a `serve` that only says how to get it (that one line is
+// checked here); the tests that call this need the real one.
+inline void require_httplib() {
+  const auto r = run_cli({"serve", "/nonexistent"});
+  if (r.output.find("needs cpp-httplib") != std::string::npos) {
+    CHECK(line_count(r.output) == 1);
+    FAIL(
+        "this build has no cpp-httplib: run tools/setup.sh serve (it installs "
+        "libcpp-httplib-dev), then reconfigure and rebuild (tools/build.sh)");
+  }
 }
 
 inline std::string ServeProcess::out() const {

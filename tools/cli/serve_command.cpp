@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -17,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/serve_server.hpp"
 #include "serve/serve_api.hpp"
 
 #ifdef STALESGD_HAVE_HTTPLIB
@@ -81,6 +84,25 @@ std::vector<std::string> loopback_hosts(const std::string& host, int port) {
   return hosts;
 }
 
+// How long a stop waits for the connection threads before the process ends without them: with
+// the signal polled every 50 ms, a stop takes well under a second.
+constexpr auto kStopGrace = std::chrono::milliseconds(500);
+constexpr std::size_t kFileChunk = std::size_t{64} << 10;
+
+// A file's bytes as the reply, read and sent a chunk at a time (cpp-httplib's content
+// provider), so that serving a file of any size holds one chunk. A file cut short while it is
+// sent ends the connection: the client sees a reply shorter than its Content-Length.
+void send_file(std::shared_ptr<const serve::RegularFile> file, const std::string& type,
+               httplib::Response& res) {
+  const auto size = static_cast<std::size_t>(file->size());
+  auto chunk = std::make_shared<std::vector<char>>(kFileChunk);
+  res.set_content_provider(
+      size, type, [file, chunk](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+        const auto got = file->read_at(offset, chunk->data(), std::min(length, chunk->size()));
+        return got > 0 && sink.write(chunk->data(), static_cast<std::size_t>(got));
+      });
+}
+
 int run_serve(const ServeArgs& args) {
   // Before anything is printed: a signal that comes once the URL is out must stop the server.
   ScopedInterrupt interrupt;
@@ -107,11 +129,8 @@ int run_serve(const ServeArgs& args) {
                     args.dir));
   }
 
-  httplib::Server server;
-  // Two cores are common here: a few threads answer a page's polls; keep-alive connections are
-  // let go within a second, so that a stop does not wait on an idle browser.
-  server.new_task_queue = [] { return new httplib::ThreadPool(4); };
-  server.set_keep_alive_timeout(1);
+  // Its limits (threads, the request deadline, timeouts) are docs/serve.md's "Limits".
+  GuardedServer server;
   // SO_REUSEADDR only: httplib's default SO_REUSEPORT would let a second server share a port
   // that is in use instead of refusing it.
   server.set_socket_options([](int sock) {
@@ -126,9 +145,13 @@ int run_serve(const ServeArgs& args) {
     r.path = req.path;
     for (const auto& [key, value] : req.params) r.query.emplace(key, value);
     r.host = req.get_header_value("Host");
-    const auto reply = api.handle(r);
+    auto reply = api.handle(r);
     res.status = reply.status;
-    res.set_content(reply.body, reply.content_type.c_str());
+    if (reply.file) {
+      send_file(std::move(reply.file), reply.content_type, res);
+    } else {
+      res.set_content(reply.body, reply.content_type.c_str());
+    }
   });
   server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     spdlog::debug("serve: {} {} {}", req.method, req.path, res.status);
@@ -170,11 +193,26 @@ int run_serve(const ServeArgs& args) {
   });
   while (!interrupt.flag()->load(std::memory_order_relaxed) &&
          !ended.load(std::memory_order_acquire)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   server.stop();
+  server.drop_connections();
+  // The pool's threads end as soon as their connections fail; one stuck in a file read (a
+  // file system that hangs) would not, and a stop must not wait on it: serve writes nothing,
+  // so ending without joining loses nothing (docs/serve.md, "Limits").
+  const auto give_up = std::chrono::steady_clock::now() + kStopGrace;
+  while (!ended.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const bool interrupted = interrupt.flag()->load(std::memory_order_relaxed);
+  if (!ended.load(std::memory_order_acquire)) {
+    spdlog::debug("serve: a connection thread did not end; exiting without it");
+    spdlog::default_logger()->flush();
+    std::fflush(nullptr);
+    std::_Exit(interrupt.exit_code());  // not ended: the loop above left on a signal
+  }
   listener.join();
-  if (interrupt.flag()->load(std::memory_order_relaxed)) return interrupt.exit_code();
+  if (interrupted) return interrupt.exit_code();
   return fail("serve: the HTTP server stopped on its own; start it again");
 }
 
