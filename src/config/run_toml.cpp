@@ -50,7 +50,7 @@ std::string options_to_toml(const TrainerOptions& options) {
 Result<TrainerOptions> options_from_toml(const std::filesystem::path& file) {
   toml::table t;
   try {
-    auto text = read_regular_file(file, "", "give the run.toml a run wrote", kTextFileMost);
+    auto text = read_user_file(file, "", "give the run.toml a run wrote", kTextFileMost);
     if (!text) return text.error();
     t = toml::parse(*text, file.string());
   } catch (const toml::parse_error& e) {

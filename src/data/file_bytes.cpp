@@ -1,7 +1,7 @@
 // read_file_bytes: a whole file through zlib, which inflates gzip and passes plain files through.
 #include "data/file_bytes.hpp"
 
-#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -34,17 +34,24 @@ Error read_error(const std::filesystem::path& path, int errnum, const std::strin
 
 Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path,
                                                   const std::string& fix) {
-  // open says why a file cannot be read: missing, denied, or a path through a file. O_NONBLOCK:
-  // a FIFO opens at once and is refused with a device, before a byte is read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return read_error(path, errno, fix);
-  auto regular = keep_if_regular(fd, path.string(), fix);
-  if (!regular) return regular.error();
-  const std::uint64_t size = regular->size();
+  // Through the descriptor of a regular file: a FIFO opens at once (O_NONBLOCK) and is refused
+  // with a device, before a byte is read; a failed open keeps its reason.
+  RegularFile regular = RegularFile::open(path);
+  if (regular.state() == FileState::kMissing) return read_error(path, ENOENT, fix);
+  if (!regular.is_open()) {
+    if (regular.kind().empty()) return read_error(path, regular.error_number(), fix);
+    return Error{
+        fmt::format("{}: not a regular file ({}); {}", path.string(), regular.kind(), fix)};
+  }
+  const std::uint64_t size = regular.size();
   errno = 0;
-  gzFile file = gzdopen(regular->fd(), "rb");
-  if (file == nullptr) return read_error(path, errno, fix);
-  regular->release();  // gzclose closes it
+  // gzdopen takes the descriptor's duplicate, so that gzclose and the RegularFile each close one.
+  const int fd = ::dup(regular.fd());
+  gzFile file = fd < 0 ? nullptr : gzdopen(fd, "rb");
+  if (file == nullptr) {
+    if (fd >= 0) ::close(fd);
+    return read_error(path, errno, fix);
+  }
   gzbuffer(file, 1 << 20);
   std::vector<std::uint8_t> bytes;
   // Hidden from ThreadSanitizer: the buffer is this thread's alone until it is returned, and

@@ -209,7 +209,7 @@ Result<Experiment> load_experiment(const fs::path& path, const std::vector<std::
                     path.string())};
   }
   // Read whole, so that the copy a race keeps is the text that was parsed.
-  auto text = read_regular_file(path, "", "give the path of a .toml file", kTextFileMost);
+  auto text = read_user_file(path, "", "give the path of a .toml file", kTextFileMost);
   if (!text) return text.error();
   return load(path, *text, set);
 }

@@ -35,7 +35,7 @@ std::map<std::string, std::string> flag_values(const std::vector<std::string>& a
 
 // --resume: the summary of a run that finished (complete, and not stopped by Ctrl-C).
 std::optional<nlohmann::json> finished_summary(const fs::path& dir) {
-  const auto text = read_regular_file(dir / "summary.json", "", "", kTextFileMost);
+  const auto text = read_user_file(dir / "summary.json", "", "", kTextFileMost);
   if (!text) return std::nullopt;
   auto s = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!s.is_object() || s.value("status", "") != std::string("complete") ||

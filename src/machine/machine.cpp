@@ -187,7 +187,7 @@ Status check_machine(const Machine& m) {
 Result<Machine> read_machine_file(const std::filesystem::path& path, std::string_view model) {
   const std::string where = "--machine " + path.string();
   const auto text =
-      read_regular_file(path, where, "write one with `stalesgd calibrate`", kTextFileMost);
+      read_user_file(path, where, "write one with `stalesgd calibrate`", kTextFileMost);
   if (!text) return text.error();
   const auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("machine_format")) {

@@ -108,7 +108,7 @@ Status check_module_file(std::string_view flag, std::string_view shown, const st
                              "(docs/models.md)",
                              flag, shown, path)};
   }
-  auto file = open_regular_file(path, fmt::format("{} {}", flag, shown),
+  auto file = open_user_file(path, fmt::format("{} {}", flag, shown),
                                 "give a file torch.jit.save wrote (docs/models.md)");
   if (!file) return file.error();
   return {};

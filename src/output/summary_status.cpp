@@ -13,7 +13,7 @@ SummaryStatus read_summary_status(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(std::filesystem::symlink_status(dir / "summary.json", ec))) return s;
   s.exists = true;
   // A FIFO or device in its place is a summary that cannot be read, not a hang.
-  const auto text = read_regular_file(dir / "summary.json", "", "", kTextFileMost);
+  const auto text = read_user_file(dir / "summary.json", "", "", kTextFileMost);
   if (!text) return s;
   const auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return s;

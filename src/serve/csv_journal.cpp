@@ -1,7 +1,7 @@
 // Incremental, whole-row reading of a journal CSV that another process is appending to.
 #include "serve/csv_journal.hpp"
 
-#include "serve/regular_file.hpp"
+#include "util/regular_file.hpp"
 
 #include <algorithm>
 #include <charconv>

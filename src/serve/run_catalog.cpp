@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "serve/csv_journal.hpp"
-#include "serve/regular_file.hpp"
+#include "util/regular_file.hpp"
 #include "serve/safe_path.hpp"
 
 namespace stalesgd::serve {

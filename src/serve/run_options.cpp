@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "config/option_table.hpp"
-#include "serve/regular_file.hpp"
+#include "util/regular_file.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/theory/runtime.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "serve/regular_file.hpp"
+#include "util/regular_file.hpp"
 #include "serve/run_watch.hpp"
 #include "stalesgd/util/result.hpp"
 

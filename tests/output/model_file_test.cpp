@@ -78,7 +78,7 @@ TEST_CASE("save-model and eval: a bad path or file is one line", "[output][cli]"
       // A device or a FIFO is refused before a byte is read: /dev/zero once read until the
       // memory ran out, and a FIFO with no writer hung the command.
       {{"--model-file", "/dev/zero"}, "/dev/zero: not a regular file (a character device)"},
-      {{"--model-file", (dir / "fifo.npy").string()}, "fifo.npy: not a regular file (a FIFO"},
+      {{"--model-file", (dir / "fifo.npy").string()}, "fifo.npy: not a regular file (a FIFO)"},
       // Larger than any file of the model's parameter count: refused before it is read.
       {{"--model", "mlp", "--model-file", (dir / "huge.npy").string()},
        "huge.npy: 4294967296 bytes, more than the"},

@@ -1,7 +1,7 @@
 // RegularFile (src/serve/regular_file.hpp): regular files are read, FIFOs and devices are
 // refused without blocking and named in one line, a missing file is not a fault, a file too
 // large for read_regular_file() is refused; CsvJournal reads a FIFO journal as no rows.
-#include "serve/regular_file.hpp"
+#include "util/regular_file.hpp"
 
 #include <sys/stat.h>
 

@@ -26,7 +26,7 @@ Result<RunInfo> read_summary(const fs::path& dir) {
                     path.string())};
   }
   const auto text =
-      read_regular_file(path, "", "give a run folder written by stalesgd train", kTextFileMost);
+      read_user_file(path, "", "give a run folder written by stalesgd train", kTextFileMost);
   if (!text) return text.error();
   try {
     const auto j = nlohmann::json::parse(*text);
@@ -59,7 +59,7 @@ Result<std::vector<double>> read_durations(const fs::path& dir) {
   if (!fs::exists(path, ec)) return Error{fmt::format("cannot read {}: no such file", path.string())};
   // A journal may be large: bounded by the memory, and a FIFO or device is refused.
   const std::uint64_t most = memory_bytes();
-  const auto text = read_regular_file(path, "", "give a run folder written by stalesgd train",
+  const auto text = read_user_file(path, "", "give a run folder written by stalesgd train",
                                       most == 0 ? UINT64_MAX : most / 2);
   if (!text) return text.error();
   std::istringstream in(*text);
