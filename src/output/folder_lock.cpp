@@ -61,8 +61,7 @@ int lock_exclusive(int fd) {
 Result<FolderLock> FolderLock::acquire(const fs::path& dir,
                                        const std::optional<OuterFolder>& outer) {
   // First without touching anything, so that a refusal creates no folder and no lock file.
-  if (auto held = held_itself(dir)) return in_use(dir, *held);
-  if (auto refused = held_near(dir, outer)) return *refused;
+  if (auto s = check(dir, outer); !s) return s.error();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
@@ -80,16 +79,27 @@ Result<FolderLock> FolderLock::acquire(const fs::path& dir,
     if (auto held = held_itself(dir)) return in_use(dir, *held);
     return in_use(dir, HeldFolder{dir, path, "another process", 0});
   }
-  // Again, now that the folder is ours: one locked around or inside it since the first look
-  // (it looked before we locked, so of the two of us, we are the one to see the other).
-  if (auto refused = held_near(dir, outer)) return *refused;
   // Ours: record our pid for the next process that is refused (a courtesy; the lock is flock).
+  // Written over the old one, then cut to its length, so that a reader never finds it empty.
   const std::string pid = fmt::format("{}\n", ::getpid());
-  if (::ftruncate(fd, 0) != 0 ||
-      ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+  if (::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()) ||
+      ::ftruncate(fd, static_cast<off_t>(pid.size())) != 0) {
     return file_error("cannot write", path, errno);
   }
+  // Again, now that the folder is ours: one locked around or inside it since the first look
+  // (it looked before we locked, so of the two of us, we are the one to see the other). Then
+  // the folder is not ours after all, and the file names no one.
+  if (auto refused = held_near(dir, outer)) {
+    (void)::ftruncate(fd, 0);  // best effort: the pid is a courtesy, the lock goes with fd
+    return *refused;
+  }
   return lock;
+}
+
+Status FolderLock::check(const fs::path& dir, const std::optional<OuterFolder>& outer) {
+  if (auto held = held_itself(dir)) return in_use(dir, *held);
+  if (auto refused = held_near(dir, outer)) return *refused;
+  return {};
 }
 
 std::optional<OuterFolder> FolderLock::outer_from_environment() {

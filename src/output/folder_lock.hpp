@@ -38,6 +38,11 @@ class FolderLock {
   static Result<FolderLock> acquire(const std::filesystem::path& dir,
                                     const std::optional<OuterFolder>& outer = std::nullopt);
 
+  // acquire's refusals without taking anything (no folder created, no file opened for
+  // writing): a command that reads or checks much before it locks refuses a folder in use first.
+  static Status check(const std::filesystem::path& dir,
+                      const std::optional<OuterFolder>& outer = std::nullopt);
+
   // The outer folder kOuterVariable names, if set and well formed.
   static std::optional<OuterFolder> outer_from_environment();
 
