@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
+#include "output/folder_lock.hpp"
 #include "stalesgd/data/catalog.hpp"
 
 extern char** environ;
@@ -92,8 +93,13 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
   auto launched = launcher();
   if (!launched) return launched.error();
   std::vector<std::string> words = std::move(launched).value();
-  for (const auto& w : {std::string("-np"), std::to_string(o.workers / o.workers_per_rank + 1),
-                        self.string(), std::string("train")}) {
+  // Rank 0 locks the run's folder inside the race's, which this process holds: the job is
+  // told so (FolderLock::kOuterVariable), on a remote first host too (-x).
+  const std::string outer =
+      fmt::format("{}={}:{}", FolderLock::kOuterVariable, ::getpid(), out.parent_path().string());
+  for (const auto& w :
+       {std::string("-x"), std::string(FolderLock::kOuterVariable), std::string("-np"),
+        std::to_string(o.workers / o.workers_per_rank + 1), self.string(), std::string("train")}) {
     words.push_back(w);
   }
   for (auto& a : options_to_args(o)) words.push_back(std::move(a));
@@ -140,8 +146,18 @@ Result<nlohmann::json> run_under_mpirun(const ExperimentRun& run, const fs::path
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attributes, 0);
+  // The job's environment: this process's, with the race's folder named.
+  std::vector<char*> env;
+  const std::string name = std::string(FolderLock::kOuterVariable) + "=";
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with(name)) continue;
+    env.push_back(*e);
+  }
+  std::string outer_entry = outer;  // posix_spawn takes char*
+  env.push_back(outer_entry.data());
+  env.push_back(nullptr);
   pid_t child = 0;
-  const int spawned = posix_spawnp(&child, argv[0], &actions, &attributes, argv.data(), environ);
+  const int spawned = posix_spawnp(&child, argv[0], &actions, &attributes, argv.data(), env.data());
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {

@@ -2,6 +2,8 @@
 // results.csv (results.cpp).
 #include "stalesgd/experiment/race.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <exception>
 #include <fstream>
@@ -23,6 +25,7 @@
 #include "experiment/race_progress.hpp"
 #include "experiment/run_config.hpp"
 #include "output/checkpoint.hpp"
+#include "output/folder_lock.hpp"
 #include "output/provenance.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/theory/runtime.hpp"
@@ -123,11 +126,15 @@ RaceRow row_from_summary(const ExperimentRun& r, const nlohmann::json& s) {
 }
 
 // One run of this process into `dir`, through a journal; continued from `kept`'s checkpoint
-// when it has one.
+// when it has one. The run's folder is the race's while it runs (docs/reliability.md): locked
+// before a file in it changes, inside `out_dir`, which this process holds.
 Result<RaceRow> run_in_process(const ExperimentRun& r, const Dataset& ds, const fs::path& dir,
-                               const std::atomic<bool>* interrupt, const RaceSettings& settings,
-                               const KeptRun& kept, RaceProgress& progress, std::size_t index) {
+                               const fs::path& out_dir, const std::atomic<bool>* interrupt,
+                               const RaceSettings& settings, const KeptRun& kept,
+                               RaceProgress& progress, std::size_t index) {
   Provenance provenance = Provenance::begin(settings.command_line);
+  auto lock = FolderLock::acquire(dir, OuterFolder{out_dir, ::getpid()});
+  if (!lock) return lock.error();
   TrainerOptions o = r.options();
   // A resumed run goes on checkpointing as it did unless --checkpoint-every says otherwise.
   o.checkpoint_every_s = kept.payload && settings.checkpoint_every_s == 0.0
@@ -183,7 +190,7 @@ Result<RaceRow> race_one(const ExperimentRun& r, const RaceData& data, const fs:
     }
   }
   const auto& ds = data.at({r.options().dataset, r.options().data_dir.string()});
-  auto row = run_in_process(r, ds, dir, interrupt, settings, kept, progress, index);
+  auto row = run_in_process(r, ds, dir, out_dir, interrupt, settings, kept, progress, index);
   progress.finished(index, wall());
   if (!row) return Error{fmt::format("run '{}': {}", r.label, row.error().message)};
   return row;

@@ -84,6 +84,11 @@ int run_race(const RaceArgs& args) {
   auto ex = load_experiment(args.config, set);
   if (!ex) return fail(ex.error().message, 2);
   if (auto s = select_runs(*ex, args.only); !s) return fail(s.error().message, 2);
+  // A folder in use (it, one around it or one inside it: docs/reliability.md) is named before
+  // what it holds is judged; the lock itself is taken below, once the runs are checked.
+  if (!args.out.empty() && !args.dry_run) {
+    if (auto s = FolderLock::check(args.out); !s) return fail(s.error().message);
+  }
   if (!args.out.empty()) {
     const auto existing = args.resume  ? ExistingOut::kResume
                           : args.force ? ExistingOut::kOverwrite

@@ -118,7 +118,8 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     }
   }
   if (!options.out_dir.empty() && mpi::reports() && !resume) {
-    if (auto locked = FolderLock::acquire(options.out_dir)) {
+    // A race's mpirun job (mpi_launch.cpp) runs inside the race's folder, which the race holds.
+    if (auto locked = FolderLock::acquire(options.out_dir, FolderLock::outer_from_environment())) {
       lock = std::move(locked).value();
     } else {
       ready = locked.error();
