@@ -5,6 +5,7 @@
 // folder of the configured install prefix (docs/models.md).
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <system_error>
@@ -55,6 +56,12 @@ const Plugin& plugin() {
     for (const auto& path : candidates) {
       std::error_code ec;
       if (!fs::exists(path, ec)) continue;
+      // One thread for LibTorch's OpenMP and for OpenBLAS, read when they load: the engine's
+      // workers are the parallelism (torchscript_layout.hpp, use_one_thread), and OpenBLAS's
+      // pthread build starts its pool in its constructor, before any setter can run. Set before
+      // the first worker starts (the model is made on the main thread), so no getenv races.
+      ::setenv("OMP_NUM_THREADS", "1", 1);
+      ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
       void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle) {
         loaded.error = fmt::format(
