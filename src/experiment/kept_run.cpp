@@ -11,8 +11,8 @@
 #include "config/option_table.hpp"
 #include "output/checkpoint.hpp"
 #include "stalesgd/data/catalog.hpp"
-#include "util/state_stream.hpp"
 #include "util/regular_file.hpp"
+#include "util/state_stream.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;

@@ -111,12 +111,13 @@ namespace {
 Status check_module_file(std::string_view flag, std::string_view shown, const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
-    return Error{fmt::format("{} {}: no such file '{}'; write one with tools/export_model.py "
-                             "(docs/models.md)",
-                             flag, shown, path)};
+    return Error{
+        fmt::format("{} {}: no such file '{}'; write one with tools/export_model.py "
+                    "(docs/models.md)",
+                    flag, shown, path)};
   }
   auto file = open_user_file(path, fmt::format("{} {}", flag, shown),
-                                "give a file torch.jit.save wrote (docs/models.md)");
+                             "give a file torch.jit.save wrote (docs/models.md)");
   if (!file) return file.error();
   return {};
 }

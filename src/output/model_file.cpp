@@ -44,9 +44,8 @@ Result<std::vector<float>> read_model_file(const fs::path& path, std::size_t cou
   const std::uint64_t most =
       count == kAnyCount ? memory_bytes() : kNpyHeaderMost + 8 * static_cast<std::uint64_t>(count);
   const std::string what = fmt::format("--model-file {}", path.string());
-  auto read = read_user_file(path, what,
-                                "give the .npy file `stalesgd train --save-model` wrote",
-                                most == 0 ? UINT64_MAX : most);
+  auto read = read_user_file(path, what, "give the .npy file `stalesgd train --save-model` wrote",
+                             most == 0 ? UINT64_MAX : most);
   if (!read) return read.error();
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(read->data()),
                                             read->size());

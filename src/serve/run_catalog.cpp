@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "serve/csv_journal.hpp"
-#include "util/regular_file.hpp"
+#include "serve/small_file.hpp"
 #include "serve/safe_path.hpp"
 
 namespace stalesgd::serve {

@@ -12,7 +12,7 @@
 #include <csignal>
 
 #include "serve/csv_journal.hpp"
-#include "util/regular_file.hpp"
+#include "serve/small_file.hpp"
 #include "serve/run_catalog.hpp"
 
 namespace stalesgd::serve {

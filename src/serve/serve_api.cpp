@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "util/regular_file.hpp"
+#include "serve/small_file.hpp"
 #include "serve/safe_path.hpp"
 
 namespace stalesgd::serve {

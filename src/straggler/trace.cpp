@@ -96,8 +96,8 @@ Result<std::shared_ptr<const TraceTable>> read_trace(const fs::path& path) {
     return Error{fmt::format("trace file '{}' is a directory; name a CSV file", shown)};
   }
   // Through the descriptor: a FIFO or device is refused, not read until it ends.
-  const auto text = read_user_file(path, fmt::format("trace file '{}'", shown),
-                                      "name a CSV file", kTextFileMost);
+  const auto text =
+      read_user_file(path, fmt::format("trace file '{}'", shown), "name a CSV file", kTextFileMost);
   if (!text) return text.error();
   std::istringstream in(*text);
   return read_trace(in, path);

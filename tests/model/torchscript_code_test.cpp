@@ -83,9 +83,8 @@ TEST_CASE("torchscript code: a FIFO or a device as the module is refused before 
           "[model][torchscript]") {
   TempDir dir;
   REQUIRE(::mkfifo((dir / "fifo.pt").c_str(), 0644) == 0);
-  for (const auto& [path, kind] :
-       {std::pair{(dir / "fifo.pt").string(), "a FIFO"},
-        {std::string("/dev/zero"), "a character device"}}) {
+  for (const auto& [path, kind] : {std::pair{(dir / "fifo.pt").string(), "a FIFO"},
+                                   {std::string("/dev/zero"), "a character device"}}) {
     const auto r = train(path, dir / "run");
     INFO(r.output);
     CHECK(r.exit_code == 1);

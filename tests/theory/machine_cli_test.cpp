@@ -75,7 +75,7 @@ TEST_CASE("machine CLI: bad machine input is one line and a non-zero exit",
       {{"--link", "bandwidth=1Gbit"}, "needs the size of a message"},
       {{"--link", "latency=1us,medium=disk"}, "medium 'disk' must be network or memory"},
       {{"--machine", mlp, "--model", "softmax"}, "calibrated for --model mlp, not softmax"},
-      {{"--machine", (dir / "none.json").string()}, "cannot read it"},
+      {{"--machine", (dir / "none.json").string()}, "none.json: file not found"},
   };
   for (const auto& [flags, expected] : cases) {
     for (const auto* base : {&theory, &train}) {

@@ -56,11 +56,12 @@ Result<RunInfo> read_summary(const fs::path& dir) {
 Result<std::vector<double>> read_durations(const fs::path& dir) {
   const fs::path path = dir / "gradients.csv";
   std::error_code ec;
-  if (!fs::exists(path, ec)) return Error{fmt::format("cannot read {}: no such file", path.string())};
+  if (!fs::exists(path, ec))
+    return Error{fmt::format("cannot read {}: no such file", path.string())};
   // A journal may be large: bounded by the memory, and a FIFO or device is refused.
   const std::uint64_t most = memory_bytes();
   const auto text = read_user_file(path, "", "give a run folder written by stalesgd train",
-                                      most == 0 ? UINT64_MAX : most / 2);
+                                   most == 0 ? UINT64_MAX : most / 2);
   if (!text) return text.error();
   std::istringstream in(*text);
   std::string line;

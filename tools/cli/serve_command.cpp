@@ -92,7 +92,7 @@ constexpr std::size_t kFileChunk = std::size_t{64} << 10;
 // A file's bytes as the reply, read and sent a chunk at a time (cpp-httplib's content
 // provider), so that serving a file of any size holds one chunk. A file cut short while it is
 // sent ends the connection: the client sees a reply shorter than its Content-Length.
-void send_file(std::shared_ptr<const serve::RegularFile> file, const std::string& type,
+void send_file(std::shared_ptr<const RegularFile> file, const std::string& type,
                httplib::Response& res) {
   const auto size = static_cast<std::size_t>(file->size());
   auto chunk = std::make_shared<std::vector<char>>(kFileChunk);

@@ -97,9 +97,9 @@ std::string code_touches_files(const std::string& path) {
       }
       for (const char* spelling : {"from_file", "torch.save(", "aten.save"}) {
         if (text.find(spelling) != std::string::npos) {
-          return refusal(path, "its code (" + record + ")",
-                         spelling == std::string_view("from_file") ? "aten::from_file"
-                                                                   : "aten::save");
+          return refusal(
+              path, "its code (" + record + ")",
+              spelling == std::string_view("from_file") ? "aten::from_file" : "aten::save");
         }
       }
     }
@@ -117,10 +117,10 @@ std::string touches_files(const torch::jit::Module& module, const std::string& p
       torch::jit::Inline(*graph);
       if (auto op = file_op(graph->block()); !op.empty()) {
         const auto type = m.type()->name();
-        return refusal(path,
-                       "its method " + (type ? type->name() : std::string("module")) + "." +
-                           method.name(),
-                       op);
+        return refusal(
+            path,
+            "its method " + (type ? type->name() : std::string("module")) + "." + method.name(),
+            op);
       }
     }
   }

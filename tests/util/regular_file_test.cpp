@@ -1,6 +1,7 @@
-// RegularFile (src/serve/regular_file.hpp): regular files are read, FIFOs and devices are
+// RegularFile (src/util/regular_file.hpp): regular files are read, FIFOs and devices are
 // refused without blocking and named in one line, a missing file is not a fault, a file too
-// large for read_regular_file() is refused; CsvJournal reads a FIFO journal as no rows.
+// large for read_regular_file() is refused; CsvJournal reads a FIFO journal as no rows;
+// open_user_file and read_user_file refuse in one line.
 #include "util/regular_file.hpp"
 
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include "serve/csv_journal.hpp"
 #include "support/fixtures.hpp"
 
+using namespace stalesgd;
 using namespace stalesgd::serve;
 using Catch::Matchers::Contains;
 using stalesgd::test::TempDir;
@@ -67,4 +69,27 @@ TEST_CASE("CsvJournal reads a FIFO journal as no rows and says why", "[serve]") 
   CHECK(journal.refused().empty());
   const std::vector<std::string> wanted{"iteration"};
   CHECK(journal.read(0, 10, wanted)[0] == std::vector<double>{1.0, 2.0});
+}
+
+TEST_CASE("open_user_file and read_user_file refuse in one line naming the flag and the fix",
+          "[util]") {
+  TempDir dir;
+  std::ofstream(dir / "ok.toml") << "a = 1\n";
+  REQUIRE(::mkfifo((dir / "fifo.toml").c_str(), 0644) == 0);
+  const auto text = read_user_file(dir / "ok.toml", "--config ok.toml", "give a file", 1024);
+  REQUIRE(text);
+  CHECK(*text == "a = 1\n");
+  const auto refusal = [&](const fs::path& path, std::uint64_t most) {
+    const auto r = read_user_file(path, "--config X", "give a file", most);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find('\n') == std::string::npos);
+    return r.error().message;
+  };
+  CHECK(refusal(dir / "none.toml", 1024) == "--config X: file not found; give a file");
+  CHECK(refusal(dir / "fifo.toml", 1024) == "--config X: not a regular file (a FIFO); give a file");
+  CHECK(refusal("/dev/zero", 1024) ==
+        "--config X: not a regular file (a character device); give a file");
+  CHECK(refusal(dir.path(), 1024) == "--config X: not a regular file (a folder); give a file");
+  CHECK(refusal(dir / "ok.toml", 3) ==
+        "--config X: 6 bytes, more than the 3 such a file can hold; give a file");
 }
