@@ -14,6 +14,7 @@
 #include "experiment/progress_reporter.hpp"
 #include "output/folder_lock.hpp"
 #include "output/model_file.hpp"
+#include "output/recorded_options.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/data/partition.hpp"
@@ -115,6 +116,8 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
       ready = data->error();
     } else if (auto same = check_identity(resume->header, options, **data); !same) {
       ready = same.error();
+    } else if (auto kept = check_recorded_options(options.out_dir, options); !kept) {
+      ready = kept.error();
     }
   }
   if (!options.out_dir.empty() && mpi::reports() && !resume) {
