@@ -66,7 +66,8 @@ Result<FolderRun> train_into_folder(const ResolvedRun& run, const Dataset& data,
                               .journal = folder.journal.get(),
                               .resume = io.resume,
                               .progress = io.progress,
-                              .log = log != nullptr ? log->logger().get() : nullptr});
+                              .log = log != nullptr ? log->logger().get() : nullptr,
+                              .model = io.model});
   if (!record) return record.error();
   FolderRun out{std::move(record).value(), std::nullopt, {}};
   const RunRecord& r = out.record;
