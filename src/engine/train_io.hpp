@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <string>
 
 #include <spdlog/logger.h>
@@ -11,6 +12,7 @@
 #include "output/run_journal.hpp"
 #include "stalesgd/engine/progress.hpp"
 #include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/model/model.hpp"
 
 namespace stalesgd {
 
@@ -24,6 +26,9 @@ struct TrainIo {
   ProgressSink* progress = nullptr;  // how far the run is, ten times a second at most; may be null
   spdlog::logger* log = nullptr;     // where the run logs (failed workers, checkpoints,
                                      // snapshots); null: spdlog's default logger
+  // The run's model, already built and checked by the caller (the CLI, which ends the process on
+  // a signal while it loads: cli/startup_guard.hpp); train() takes it. Null: train() builds it.
+  std::unique_ptr<Model>* model = nullptr;
 };
 
 // As the public train(), and a write to `io.journal` that fails ends the run with

@@ -33,7 +33,9 @@ Result<RunRecord> train(const ResolvedRun& run, const Dataset& given, const Trai
     return Error{fmt::format("--batch {} is larger than the {} training samples of {}",
                              options.batch, data.train.count, data.name)};
   }
-  auto model = make_model(options.model, data.train.shape, data.num_classes);
+  auto model = io.model != nullptr && *io.model
+                   ? Result<std::unique_ptr<Model>>(std::move(*io.model))
+                   : make_model(options.model, data.train.shape, data.num_classes);
   if (!model) return model.error();
 
   RunContext ctx{run,         options,      data,       std::move(model).value(),

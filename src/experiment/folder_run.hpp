@@ -11,6 +11,7 @@
 #include "output/provenance.hpp"
 #include "output/run_journal.hpp"
 #include "stalesgd/experiment/run_folder.hpp"
+#include "stalesgd/model/model.hpp"
 #include "util/logging.hpp"
 
 namespace stalesgd {
@@ -30,8 +31,9 @@ Result<OpenRunFolder> open_run_folder(const std::filesystem::path& dir,
 struct FolderRunIo {
   const std::atomic<bool>* interrupt = nullptr;
   ProgressSink* progress = nullptr;
-  const std::string* resume = nullptr;  // a checkpoint's payload to continue from
-  Provenance provenance;                // begun before the run; no command line: none recorded
+  const std::string* resume = nullptr;      // a checkpoint's payload to continue from
+  Provenance provenance;                    // begun before the run; no command line: none recorded
+  std::unique_ptr<Model>* model = nullptr;  // built by the caller (TrainIo::model); may be null
 };
 
 // Trains into `folder` and, when it has a journal, writes workers.csv and summary.json and logs

@@ -10,6 +10,7 @@
 
 #include "config/option_table.hpp"
 #include "output/checkpoint.hpp"
+#include "output/recorded_options.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "util/regular_file.hpp"
 #include "util/state_stream.hpp"
@@ -130,6 +131,11 @@ Result<KeptRun> keep(const ExperimentRun& r, const fs::path& dir, const RaceSett
       return Error{fmt::format("run '{}': {}: {}", r.label, (dir / kCheckpointFile).string(),
                                same.error().message)};
     }
+    return k;
+  }
+  if (auto kept = check_recorded_options(dir, r.options()); !kept) {
+    if (!settings.rerun_changed)
+      return Error{fmt::format("run '{}': {}", r.label, kept.error().message)};
     return k;
   }
   k.payload = std::move(read).value();

@@ -11,6 +11,7 @@
 #include "model/architectures.hpp"
 #include "output/checkpoint.hpp"
 #include "output/folder_lock.hpp"
+#include "output/recorded_options.hpp"
 #include "output/run_writer.hpp"
 #include "util/atomic_file.hpp"
 #include "util/build_info.hpp"
@@ -65,7 +66,8 @@ Result<FolderRun> train_into_folder(const ResolvedRun& run, const Dataset& data,
                               .journal = folder.journal.get(),
                               .resume = io.resume,
                               .progress = io.progress,
-                              .log = log != nullptr ? log->logger().get() : nullptr});
+                              .log = log != nullptr ? log->logger().get() : nullptr,
+                              .model = io.model});
   if (!record) return record.error();
   FolderRun out{std::move(record).value(), std::nullopt, {}};
   const RunRecord& r = out.record;
@@ -127,6 +129,9 @@ Result<FolderRun> run_into_folder(const ResolvedRun& run, const Dataset& data,
       return Error{fmt::format("{}: {}", (options.dir / kCheckpointFile).string(), in.error())};
     }
     if (auto same = check_identity(header, run.options(), data); !same) return same.error();
+    if (auto kept = check_recorded_options(options.dir, run.options()); !kept) {
+      return kept.error();
+    }
   }
   const auto existing = options.existing == ExistingRun::kResume ? RunJournal::Existing::kContinue
                         : options.existing == ExistingRun::kOverwrite

@@ -1,6 +1,7 @@
 // Provenance: the command line, UTC times and the load average of a run.
 #include "output/provenance.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -36,6 +37,25 @@ std::string shell_quoted(const std::vector<std::string>& words) {
                                          "0123456789-_./=:,+@%") == std::string::npos;
     if (plain) {
       line += w;
+      continue;
+    }
+    // A control character (a newline in a path, say) would split the line it is written on:
+    // such a word is written in bash's $'...' quoting, escapes that read back to the same bytes.
+    if (std::any_of(w.begin(), w.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      line += "$'";
+      for (const char c : w) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '\\' || c == '\'') {
+          line += '\\';
+          line += c;
+        } else if (u < 0x20 || u == 0x7f) {
+          line += fmt::format("\\x{:02x}", u);
+        } else {
+          line += c;
+        }
+      }
+      line += '\'';
       continue;
     }
     line += '\'';

@@ -25,7 +25,9 @@ struct Provenance {
 // "2026-11-30T18:40:00.123Z": UTC, ISO 8601, milliseconds.
 std::string iso8601_utc(std::chrono::system_clock::time_point t);
 
-// The command line as one string a POSIX shell reads back to the same words.
+// The command line as one string a POSIX shell reads back to the same words, on one line: a
+// word holding a control character is written in $'...' quoting (POSIX.1-2024; bash, zsh and
+// ksh read it, dash 0.5 does not).
 std::string shell_quoted(const std::vector<std::string>& words);
 
 }  // namespace stalesgd

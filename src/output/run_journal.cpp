@@ -174,6 +174,9 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
       return file_error("cannot remove", dir / "summary.json", errno);
     }
   }
+  // What a process killed mid-write left (checkpoint.bin.tmp.PID and the like) goes, now that
+  // the folder is this run's (docs/reliability.md).
+  if (s) s = remove_stale_temporaries(dir);
   if (s) s = j->flush();
   if (!s) return s.error();
   return j;

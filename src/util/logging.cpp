@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "util/live_line.hpp"
+#include "util/log_escape.hpp"
 
 namespace stalesgd::logging {
 namespace {
@@ -88,6 +89,8 @@ Result<std::unique_ptr<RunLog>> RunLog::open(const std::filesystem::path& dir) {
   } catch (const spdlog::spdlog_ex&) {
     return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(errno))};
   }
+  // One line per message, whatever it echoes (util/log_escape.hpp).
+  file = std::make_shared<EscapingSink>(std::move(file));
   // UTC with milliseconds, so that run.log lines up with summary.json's times; debug and up
   // (snapshots, checkpoints), or finer when stderr is.
   file->set_formatter(std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%eZ %l %v",

@@ -1,6 +1,8 @@
 // A resumed run is the same run: --resume refuses, in one line and without changing a file, a
 // checkpoint.bin from another run, a journal row edited after the checkpoint, another data set
-// under --data-dir, and a checkpoint whose clock or records were forged (CRC recomputed).
+// under --data-dir, a checkpoint whose clock or records were forged (CRC recomputed), and one
+// whose flags and options digest were both rewritten (run.toml, the folder's other record).
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -9,7 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "config/option_table.hpp"
 #include "output/checkpoint.hpp"
+#include "stalesgd/config/resolved_run.hpp"
 #include "support/fixtures.hpp"
 #include "util/state_stream.hpp"
 
@@ -82,10 +86,15 @@ TEST_CASE("run identity: another run's checkpoint and an edited row are refused"
   cut_run(b.path(), "2", "1s");  // shorter: its offsets fall inside a's files
   const std::string own = slurp(a / kCheckpointFile);
 
+  const std::string own_toml = slurp(a / "run.toml");
   fs::copy_file(b / kCheckpointFile, a / kCheckpointFile, fs::copy_options::overwrite_existing);
+  refused(a.path(), "checkpoint.bin is not this run's: its seed is 2, run.toml's 1");
+  // With b's run.toml too, the journal files still tell.
+  fs::copy_file(b / "run.toml", a / "run.toml", fs::copy_options::overwrite_existing);
   refused(a.path(), "updates.csv: its first");
   refused(a.path(), "checkpoint.bin is another run's");
   std::ofstream(a / kCheckpointFile, std::ios::binary | std::ios::trunc) << own;
+  std::ofstream(a / "run.toml", std::ios::binary | std::ios::trunc) << own_toml;
 
   // One digit of the second update row, well before the checkpoint's offset.
   const std::string clean = slurp(a / "updates.csv");
@@ -163,4 +172,41 @@ TEST_CASE("run identity: a forged clock or record in a checkpoint is refused", "
   const auto r = run_shell(kCli + " train --no-progress --resume " + dir.path().string());
   INFO(r.output);
   CHECK(r.exit_code == 0);
+}
+
+TEST_CASE(
+    "run identity: a checkpoint whose flags and options digest were both rewritten is "
+    "refused by run.toml",
+    "[output][resume]") {
+  TempDir dir;
+  cut_run(dir.path(), "1", "2s");
+  // Another --lr, and the digest this build computes for the options that --lr gives: every
+  // check inside the checkpoint passes.
+  std::string forged_toml;
+  forge(dir.path(), [&](CheckpointHeader& h) {
+    const auto lr = std::find(h.args.begin(), h.args.end(), "--lr");
+    REQUIRE(lr != h.args.end());
+    *std::next(lr) = "0.07";
+    auto o = options_from_args(h.args);
+    REQUIRE(o);
+    auto resolved = ResolvedRun::resolve(*o);
+    REQUIRE(resolved);
+    h.options_digest = options_digest(resolved->options());
+    forged_toml = options_to_toml(resolved->options());
+  });
+  refused(dir.path(), "checkpoint.bin is not this run's: its lr is 0.07, run.toml's 0.05");
+  // run.toml gone, or not a file: the checkpoint cannot be cross-checked, so it is refused too.
+  fs::remove(dir / "run.toml");
+  refused(dir.path(), "run.toml is missing");
+  fs::create_directory(dir / "run.toml");
+  refused(dir.path(), "run.toml is not a regular file");
+  fs::remove(dir / "run.toml");
+  // The forgery is whole once run.toml says the same: it resumes (no other record is left to
+  // tell), which shows the refusals above came from run.toml alone.
+  std::ofstream(dir / "run.toml") << forged_toml;
+  {
+    const auto r = run_shell(kCli + " train --no-progress --resume " + dir.path().string());
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+  }
 }

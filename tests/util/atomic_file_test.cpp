@@ -1,5 +1,6 @@
-// write_file_atomically: the file is replaced whole, and every failing step leaves the old file
-// and no temporary file behind, with the path and the system's reason in the message.
+// write_file_atomically: the file is replaced whole, and every failing step -- a process killed
+// mid-write too -- leaves the old file and no temporary file behind, with the path and the
+// system's reason in the message; remove_stale_temporaries removes what a dead process left.
 #include "util/atomic_file.hpp"
 
 #include <signal.h>
@@ -7,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -114,4 +117,51 @@ TEST_CASE("write_file_atomically reports a failed rename and removes its tempora
                  Contains("Is a directory"));
   CHECK(entries(dir.path()) == 1);
   CHECK(fs::is_directory(dir / "results.csv"));
+}
+
+TEST_CASE("write_file_atomically: a process killed mid-write leaves the old file and no other",
+          "[util][atomic]") {
+  TempDir dir;
+  const fs::path path = dir / "checkpoint.bin";
+  REQUIRE(write_file_atomically(path, "old\n").ok());
+  // SIGXFSZ's default action ends the child in its write past the limit, as kill -9 would.
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const rlimit no_core{0, 0}, lim{4096, 4096};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    ::signal(SIGXFSZ, SIG_DFL);
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    (void)write_file_atomically(path, std::string(1 << 20, 'n'));
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGXFSZ);
+  CHECK(read_text(path) == "old\n");
+  CHECK(entries(dir.path()) == 1);
+}
+
+TEST_CASE("remove_stale_temporaries removes a dead process's temporary files and no other",
+          "[util][atomic]") {
+  TempDir dir;
+  // A pid that no process has: a child's, once it is reaped.
+  const pid_t dead = ::fork();
+  REQUIRE(dead >= 0);
+  if (dead == 0) ::_exit(0);
+  REQUIRE(::waitpid(dead, nullptr, 0) == dead);
+  const std::string d = std::to_string(dead), live = std::to_string(::getpid());
+  for (const std::string name :
+       {"checkpoint.bin.tmp." + d, "summary.json.tmp." + d, "results.csv.tmp." + live,
+        "notes.tmp.x" + d, std::string("checkpoint.bin")}) {
+    write_text(dir / name, "x");
+  }
+  fs::create_directory(dir / ("kept.tmp." + d));  // not a file this code writes
+  REQUIRE(remove_stale_temporaries(dir.path()).ok());
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir.path())) left.push_back(e.path().filename());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"checkpoint.bin", "kept.tmp." + d, "notes.tmp.x" + d,
+                                         "results.csv.tmp." + live});
 }

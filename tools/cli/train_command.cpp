@@ -9,15 +9,18 @@
 
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/startup_guard.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "experiment/folder_run.hpp"
 #include "experiment/progress_reporter.hpp"
 #include "output/folder_lock.hpp"
 #include "output/model_file.hpp"
+#include "output/recorded_options.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/data/partition.hpp"
 #include "stalesgd/engine/trainer.hpp"
+#include "stalesgd/model/model.hpp"
 #include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/util/seed.hpp"
 #include "util/logging.hpp"
@@ -93,6 +96,10 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   // From here on Ctrl-C stops the run cleanly.
   const ScopedInterrupt interrupt(mpi::active() ? ScopedInterrupt::SecondSignal::kIgnored
                                                 : ScopedInterrupt::SecondSignal::kExits);
+  // Until training starts (the data read, the model loaded and checked) a signal ends the
+  // process at once; an MPI job's ranks start together, and mpirun ends them.
+  std::optional<StartupGuard> startup;
+  if (!mpi::active()) startup.emplace(interrupt);
   // --out is opened (and refused if it holds a run) before any data is read or trained on; rank
   // 0 alone writes under MPI.
   Status ready;
@@ -115,6 +122,8 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
       ready = data->error();
     } else if (auto same = check_identity(resume->header, options, **data); !same) {
       ready = same.error();
+    } else if (auto kept = check_recorded_options(options.out_dir, options); !kept) {
+      ready = kept.error();
     }
   }
   if (!options.out_dir.empty() && mpi::reports() && !resume) {
@@ -141,6 +150,7 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     }
   }
   logging::RunLog* log = folder.log.get();
+  if (startup) startup->set_log(log);
   // Errors from here on also go to run.log; stderr gets them as the one line.
   const auto failed = [&](const std::string& message, int status) {
     if (log) log->record(spdlog::level::err, message);
@@ -166,11 +176,21 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   ProgressReporter progress(
       options.progress && mpi::reports() && logging::stderr_level() <= spdlog::level::info,
       options.progress_every_s, log);
+  // The model is built here, under the start-up guard: a TorchScript module's load and check
+  // take seconds and poll nothing.
+  std::unique_ptr<Model> model;
+  if (startup) {
+    auto built = make_model(options.model, dataset.train.shape, dataset.num_classes);
+    if (!built) return failed(built.error().message, 1);
+    model = std::move(built).value();
+    startup->disarm();
+  }
   auto ran = train_into_folder(*resolved, dataset, folder,
                                {.interrupt = interrupt.flag(),
                                 .progress = &progress,
                                 .resume = resume ? &resume->payload : nullptr,
-                                .provenance = std::move(provenance)});
+                                .provenance = std::move(provenance),
+                                .model = model ? &model : nullptr});
   if (!ran) return failed(ran.error().message, 1);
   if (!mpi::reports()) return 0;  // a worker rank: rank 0 reports and writes the outputs
   const RunRecord* run = &ran->record;
