@@ -13,6 +13,7 @@
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
 #include "engine/server_core.hpp"
+#include "engine/virtual_watchdog.hpp"
 #include "output/checkpoint.hpp"
 #include "sim/event_simulator.hpp"
 #include "stalesgd/data/sampler.hpp"
@@ -47,9 +48,17 @@ class VirtualEngine final : public EventSimulator::Callbacks {
 
   bool before_event(double t) override {
     const std::uint64_t version = store_.version();
+    // A run that cannot move ends here, before the snapshots it would flood (docs/reliability.md).
+    if (auto stall = watchdog_.check(t, version); !stall.empty()) {
+      ctx_.logger().debug("virtual watchdog: {}", stall);
+      reason_ = StopReason::kStalled;
+      run_.stop_message = std::move(stall);
+      end_ = last_t_;
+      return false;
+    }
     // Snapshots due before this event see the parameters as they are now (nothing changes
-    // between events), recorded at their due time.
-    for (double due = supervisor_.next_snapshot_s(); due <= t;
+    // between events), recorded at their due time. A signal ends a long series of them.
+    for (double due = supervisor_.next_snapshot_s(); due <= t && !ctx_.interrupted();
          due = supervisor_.next_snapshot_s()) {
       supervisor_.snapshot(due, version, store_.current());
       supervisor_.progress(t, version, core_.mean_staleness());
@@ -232,6 +241,7 @@ class VirtualEngine final : public EventSimulator::Callbacks {
   std::vector<ParameterStore::Pin> pins_;
   std::vector<MinibatchSampler> samplers_;
   EventSimulator sim_;
+  VirtualWatchdog watchdog_{o_};
   StopReason reason_ = StopReason::kNone;
   double last_t_ = 0.0;  // time of the last processed event
   double end_ = 0.0;
