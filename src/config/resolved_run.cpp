@@ -1,6 +1,7 @@
 // ResolvedRun::resolve: the one place a run's options are validated and parsed.
 #include "stalesgd/config/resolved_run.hpp"
 #include "config/machine_options.hpp"
+#include "config/virtual_budget.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -43,8 +44,8 @@ Result<FailurePlan> resolve_failures(TrainerOptions& o, const StragglerProfile& 
   }
   if (o.clock == ClockKind::kVirtual && o.stall_timeout_s != 0.0) {
     return Error{
-        "--stall-timeout watches the real clock; a virtual-clock run cannot stall: drop "
-        "--stall-timeout or add --clock real"};
+        "--stall-timeout watches the real clock; a virtual-clock run has its own watchdog "
+        "(docs/reliability.md): drop --stall-timeout or add --clock real"};
   }
   if (o.worker_timeout_s == 0.0) {
     o.worker_timeout_s = default_worker_timeout(delays, o.compute_time_s);
@@ -195,6 +196,7 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
   if (!failures) return failures.error();
   auto machine = resolve_machine(o);
   if (!machine) return machine.error();
+  if (auto s = check_virtual_budget(o, *delays, *machine); !s) return s.error();
   if ((!machine->free() || !o.server_time.empty() || o.shards != 1 || !o.machine.empty()) &&
       o.clock != ClockKind::kVirtual) {
     return Error{

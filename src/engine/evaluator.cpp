@@ -61,7 +61,7 @@ Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions o
         sample_cost_s_ =
             options_.sample_cost_s > 0.0 ? options_.sample_cost_s : measure_sample_cost();
       } catch (const std::exception& e) {
-        fail(e.what());
+        fail(e);
       } catch (...) {
         fail("an exception that is not a std::exception");
       }
@@ -255,10 +255,17 @@ void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const f
   }
   if (options_.background) {
     cv_.notify_all();  // both threads: the idle one to score it, the catch-up one to time it
-  } else if (options_.parallel) {
-    store(job->index, evaluate_blocks(*job));
-  } else {
-    store(job->index, evaluate(*job, *inline_ws_));
+    return;
+  }
+  // Inline (the virtual clock): a failure is kept as a background one is, and ends the
+  // evaluations, the final one included; the run's supervisor stops on failed().
+  if (failed()) return;
+  try {
+    store(job->index, options_.parallel ? evaluate_blocks(*job) : evaluate(*job, *inline_ws_));
+  } catch (const std::exception& e) {
+    fail(e);
+  } catch (...) {
+    fail("an exception that is not a std::exception");
   }
 }
 
@@ -271,9 +278,32 @@ void Evaluator::fail(const char* what) {
   failed_.store(true, std::memory_order_release);
 }
 
+void Evaluator::fail(const std::exception& e) {
+  const auto* model = dynamic_cast<const ModelError*>(&e);
+  if (model == nullptr) return fail(e.what());
+  {
+    std::lock_guard lock(mu_);
+    if (!failure_.empty()) return;
+    failure_ = fmt::format("evaluating a snapshot: {}", model->what());
+    failure_detail_ = model->detail();
+    model_failed_ = true;
+  }
+  failed_.store(true, std::memory_order_release);
+}
+
 std::string Evaluator::failure() const {
   std::lock_guard lock(mu_);
   return failure_;
+}
+
+bool Evaluator::model_failed() const {
+  std::lock_guard lock(mu_);
+  return model_failed_;
+}
+
+std::string Evaluator::failure_detail() const {
+  std::lock_guard lock(mu_);
+  return failure_detail_;
 }
 
 std::vector<EvalRecord> Evaluator::ready(std::size_t from) const {

@@ -40,8 +40,10 @@
 // snapshot is evaluated on one thread (inline: the caller; at the end: one plain thread per
 // core, a snapshot each), the baseline of benchmarks/tbb_bench.cpp.
 //
-// An exception while evaluating (in background or at the end) is kept, not thrown: failed()
-// turns true and failure() has its message; the snapshots it left unevaluated have no row.
+// An exception while evaluating (in background, inline or at the end) is kept, not thrown:
+// failed() turns true and failure() has its message; the snapshots it left unevaluated have no
+// row. A ModelError (the user's module failing in eval mode) is the model's failure, not a bug:
+// model_failed() says so, and its detail (a TorchScript traceback) is kept for run.log.
 //
 // Thread safety: submit() and start_clock() from one thread (the server's or the supervisor's);
 // target_reached(), failed() and the other const members from any thread; finish() once, from
@@ -153,6 +155,9 @@ class Evaluator {
   // True once an evaluation threw; failure() is then its one line.
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   std::string failure() const;
+  // With failed(): whether the model itself failed (a ModelError), and its detail.
+  bool model_failed() const;
+  std::string failure_detail() const;
   // Every evaluation, in submission order; evaluates what is still pending. Once `interrupt`
   // is set (before or during the call) only the final snapshot is still evaluated: the others
   // left are dropped, so a Ctrl-C ends a long backlog at once.
@@ -206,8 +211,9 @@ class Evaluator {
   bool behind_locked(Clock::time_point now) const;            // REQUIRES(mu_)
   std::optional<Clock::time_point> behind_at_locked() const;  // REQUIRES(mu_)
   void stop_threads();
-  // Keeps the first exception's message and sets failed_.
+  // Keeps the first exception's message and sets failed_; fail(e) tells a ModelError apart.
   void fail(const char* what);
+  void fail(const std::exception& e);
 
   const Model& model_;
   const Dataset& data_;
@@ -236,7 +242,9 @@ class Evaluator {
   // Release/acquire: a reader that sees true also sees the row that set it (written before,
   // under mu_); the flag itself is polled lock-free by the server loop.
   std::atomic<bool> target_reached_{false};
-  std::string failure_;  // GUARDED_BY(mu_): the first evaluation's exception
+  std::string failure_;         // GUARDED_BY(mu_): the first evaluation's exception
+  std::string failure_detail_;  // GUARDED_BY(mu_): a ModelError's detail
+  bool model_failed_ = false;   // GUARDED_BY(mu_): failure_ is a ModelError's
   // Release/acquire, as target_reached_: a reader that sees true also sees failure_ (written
   // before, under mu_). stop_due polls it lock-free.
   std::atomic<bool> failed_{false};

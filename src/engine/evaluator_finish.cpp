@@ -58,7 +58,7 @@ std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
           give_back(std::move(ws));
         }
       } catch (const std::exception& e) {
-        fail(e.what());
+        fail(e);
       } catch (...) {
         fail("an exception that is not a std::exception");
       }
@@ -89,7 +89,7 @@ void Evaluator::drain_on_threads(std::vector<JobPtr>& rest, const std::atomic<bo
         store(rest[i]->index, evaluate(*rest[i], *ws));
       }
     } catch (const std::exception& e) {
-      fail(e.what());
+      fail(e);
     } catch (...) {
       fail("an exception that is not a std::exception");
     }

@@ -250,9 +250,14 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
   }
   if (reason == StopReason::kStalled && run.stop_message.empty()) run.stop_message = stall_message_;
   if (evaluator_.failed() && run.stop_message.empty()) {
-    // A failed evaluation is a bug to report, whatever else ended the run.
+    // A failed evaluation ends the run failed, whatever else ended it: a bug (exit 3), or the
+    // user's module failing in eval mode (exit 1, its traceback in run.log).
     run.stop_reason = StopReason::kFailed;
     run.stop_message = evaluator_.failure();
+    run.model_failed = evaluator_.model_failed();
+    if (const auto detail = evaluator_.failure_detail(); !detail.empty()) {
+      ctx_.logger().debug("{}\n{}", run.stop_message, detail);
+    }
   }
   run.final_params.assign(params.begin(), params.end());
   const auto used = [](std::size_t asked, std::size_t count) {

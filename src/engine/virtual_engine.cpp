@@ -13,11 +13,13 @@
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
 #include "engine/server_core.hpp"
+#include "engine/virtual_watchdog.hpp"
 #include "output/checkpoint.hpp"
 #include "sim/event_simulator.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/engine/calibrate.hpp"
 #include "stalesgd/util/seed.hpp"
+#include "util/fault_point.hpp"
 #include "util/state_stream.hpp"
 
 namespace stalesgd {
@@ -46,9 +48,17 @@ class VirtualEngine final : public EventSimulator::Callbacks {
 
   bool before_event(double t) override {
     const std::uint64_t version = store_.version();
+    // A run that cannot move ends here, before the snapshots it would flood (docs/reliability.md).
+    if (auto stall = watchdog_.check(t, version); !stall.empty()) {
+      ctx_.logger().debug("virtual watchdog: {}", stall);
+      reason_ = StopReason::kStalled;
+      run_.stop_message = std::move(stall);
+      end_ = last_t_;
+      return false;
+    }
     // Snapshots due before this event see the parameters as they are now (nothing changes
-    // between events), recorded at their due time.
-    for (double due = supervisor_.next_snapshot_s(); due <= t;
+    // between events), recorded at their due time. A signal ends a long series of them.
+    for (double due = supervisor_.next_snapshot_s(); due <= t && !ctx_.interrupted();
          due = supervisor_.next_snapshot_s()) {
       supervisor_.snapshot(due, version, store_.current());
       supervisor_.progress(t, version, core_.mean_staleness());
@@ -73,14 +83,14 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     const Batch batch = samplers_[static_cast<std::size_t>(w)].next();
     float loss = 0.0f;
     try {
+      fault_point("worker");  // the exit-status tests' injected bug, as in a worker thread
       loss = *ctx_.model->loss_and_gradient(pin.params(), batch, grad_, *ws_);
     } catch (const ModelError& e) {  // the user's module: the run ends failed, its line kept
       if (!e.detail().empty()) ctx_.logger().debug("worker {}: {}\n{}", w, e.what(), e.detail());
-      reason_ = StopReason::kFailed;
-      run_.stop_message = fmt::format("worker {}: {}", w, e.what());
       run_.model_failed = true;
-      end_ = t;
-      return Error{run_.stop_message};
+      return fail(t, fmt::format("worker {}: {}", w, e.what()));
+    } catch (const std::exception& e) {  // a bug: the run ends failed, exit 3
+      return fail(t, fmt::format("internal error in worker {}: {}", w, e.what()));
     }
     // The simulated duration: X with --compute-time as the delay mode combines them (under a
     // time limit, from the start of the last attempt).
@@ -116,10 +126,16 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     }
     run_.model = ctx_.model->describe();
     run_.num_params = ctx_.model->num_params();
-    if (auto s = sim_.run(*this); !s && reason_ == StopReason::kNone) {
-      reason_ = StopReason::kDiverged;
-      run_.divergence = s.error().message;
-      end_ = last_t_;
+    // An exception from the rules, the server or the simulator is a bug: the run ends failed
+    // with what it recorded written, as a real-clock thread's (docs/reliability.md).
+    try {
+      if (auto s = sim_.run(*this); !s && reason_ == StopReason::kNone) {
+        reason_ = StopReason::kDiverged;
+        run_.divergence = s.error().message;
+        end_ = last_t_;
+      }
+    } catch (const std::exception& e) {
+      fail(last_t_, fmt::format("internal error in the virtual engine: {}", e.what()));
     }
     run_.workers = sim_.workers();
     for (auto& rec : run_.workers) core_.count(rec.worker, rec);
@@ -128,6 +144,14 @@ class VirtualEngine final : public EventSimulator::Callbacks {
   }
 
  private:
+  // Ends the run as failed at time t with its one line.
+  Error fail(double t, std::string message) {
+    reason_ = StopReason::kFailed;
+    run_.stop_message = std::move(message);
+    end_ = t;
+    return Error{run_.stop_message};
+  }
+
   // The engine's part of a checkpoint at time t (docs/reliability.md): the parameters and
   // every version a worker still pins, the server, the event queue and every random stream.
   void checkpoint(double t) {
@@ -217,6 +241,7 @@ class VirtualEngine final : public EventSimulator::Callbacks {
   std::vector<ParameterStore::Pin> pins_;
   std::vector<MinibatchSampler> samplers_;
   EventSimulator sim_;
+  VirtualWatchdog watchdog_{o_};
   StopReason reason_ = StopReason::kNone;
   double last_t_ = 0.0;  // time of the last processed event
   double end_ = 0.0;

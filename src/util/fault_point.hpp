@@ -1,8 +1,9 @@
 // Fault injection: with STALESGD_FAULT=POINT in the environment, the named point throws as a bug
 // there would, so that the exit status of an internal error (3) and what a run writes on one are
 // tested through the real process (docs/cli.md, "Exit status"; docs/reliability.md). Points:
-// "command" -- a command's own thread, before it does anything; "worker" -- a real-clock worker
-// thread, before its first gradient. Without the variable a point does nothing.
+// "command" -- a command's own thread, before it does anything; "worker" -- a worker's
+// computation: a real-clock worker thread before its first gradient, and on the virtual clock
+// the first gradient computed. Without the variable a point does nothing.
 #pragma once
 
 #include <string_view>

@@ -262,7 +262,7 @@ TEST_CASE("resolve: the worker and stall timeouts in effect are written back",
   REQUIRE(r.ok());
   CHECK(r->options().worker_timeout_s == 2.0);
   CHECK(r->options().stall_timeout_s == 3.0);
-  // The virtual clock adds its compute time, and has no stall watchdog.
+  // The virtual clock adds its compute time, and has no --stall-timeout (its own watchdog).
   auto virt = options("async", 2);
   virt.clock = ClockKind::kVirtual;
   virt.compute_time_s = 1.0;

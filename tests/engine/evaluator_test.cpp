@@ -113,7 +113,7 @@ void check_identical(const std::vector<EvalRecord>& a, const std::vector<EvalRec
 // thread.
 class Wrapped final : public test::ForwardingModel {
  public:
-  enum class Eval { kThrow, kHoldIdle };
+  enum class Eval { kThrow, kModelError, kHoldIdle };
   Wrapped(std::unique_ptr<Model> inner, Eval eval)
       : ForwardingModel(std::move(inner)), eval_(eval) {}
   EvalSums evaluate_sums(std::span<const float> w, const Split& data, std::size_t first,
@@ -127,6 +127,9 @@ class Wrapped final : public test::ForwardingModel {
     }
     if (eval_ == Eval::kThrow && !background) {
       throw std::runtime_error("no memory for the evaluation");
+    }
+    if (eval_ == Eval::kModelError) {
+      throw ModelError("its forward fails in eval mode: a 500 x 784 view", "the traceback");
     }
     return inner().evaluate_sums(w, data, first, count, ws);
   }
@@ -277,9 +280,34 @@ TEST_CASE("evaluator: an exception in a parallel evaluation is kept, and leaves 
     CHECK(e.failed());
     CHECK(e.failure() == "internal error in the evaluator: no memory for the evaluation");
   }
-  SECTION("inline: thrown to the caller, as the serial evaluation does") {
-    Evaluator e(m, data(), options(false, true));
-    CHECK_THROWS_WITH(e.submit(0.0, 0, params(m, 0)), "no memory for the evaluation");
+  SECTION("inline (the virtual clock): kept too, and no later snapshot is evaluated") {
+    for (const bool parallel : {true, false}) {
+      INFO(parallel);
+      Evaluator e(m, data(), options(false, parallel));
+      CHECK_NOTHROW(e.submit(0.0, 0, params(m, 0)));
+      CHECK(e.failed());
+      CHECK_FALSE(e.model_failed());
+      CHECK(e.failure() == "internal error in the evaluator: no memory for the evaluation");
+      CHECK_NOTHROW(e.submit(1.0, 10, params(m, 1), /*final=*/true));
+      CHECK(e.finish().empty());
+    }
+  }
+}
+
+TEST_CASE(
+    "evaluator: a ModelError is the model's failure, kept with its line and detail, not an "
+    "internal error",
+    "[engine][evaluator]") {
+  const Wrapped m(mlp(), Wrapped::Eval::kModelError);
+  for (const bool background : {false, true}) {
+    INFO(background);
+    Evaluator e(m, data(), options(background, true));
+    e.submit(0.0, 0, params(m, 0));
+    CHECK(e.finish().empty());
+    CHECK(e.failed());
+    CHECK(e.model_failed());
+    CHECK(e.failure() == "evaluating a snapshot: its forward fails in eval mode: a 500 x 784 view");
+    CHECK(e.failure_detail() == "the traceback");
   }
 }
 

@@ -84,6 +84,16 @@ TEST_CASE("exit status, train: 0, 1, 2, 3, 130, 143", "[cli][exit]") {
   check_error(r, 3, "fault injected at 'worker'");
   CHECK(read_summary(dir / "bug")["stop_reason"] == "failed");
   CHECK(read_summary(dir / "bug")["status"] == "failed");
+  CHECK(fs::exists(dir / "bug" / "workers.csv"));
+  // The same injected bug in the virtual engine's worker computation: the same exit and files.
+  r = run_shell("STALESGD_FAULT=worker " + kTrain + "--clock virtual --iterations 20 --out " +
+                (dir / "virtual-bug").string());
+  check_error(r, 3, "internal error in worker ");
+  CHECK_THAT(r.output, Contains("fault injected at 'worker'"));
+  CHECK(read_summary(dir / "virtual-bug")["stop_reason"] == "failed");
+  CHECK(read_summary(dir / "virtual-bug")["status"] == "failed");
+  CHECK(fs::exists(dir / "virtual-bug" / "workers.csv"));
+  CHECK(fs::exists(dir / "virtual-bug" / "evals.csv"));
 
   for (const auto& [signal, status] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
     INFO(signal);

@@ -123,8 +123,10 @@ TEST_CASE("sweep: a grid above 10,000 runs is refused before it is expanded",
   // 100 x 100 is the cap itself and expands.
   std::string hundred;
   for (int i = 1; i <= 100; ++i) hundred += (i > 1 ? "," : "") + std::to_string(i);
-  ex = parse("time = \"1s\"\nclock = \"virtual\"\n[[run]]\nlabel = \"a\"\nseeds = [" + hundred +
-             "]\nbatch = [" + hundred + "]\n");
+  ex = parse(
+      "time = \"1s\"\nclock = \"virtual\"\ndelay = \"exp:mean=10ms\"\n[[run]]\nlabel = "
+      "\"a\"\nseeds = [" +
+      hundred + "]\nbatch = [" + hundred + "]\n");
   REQUIRE(ex.ok());
   CHECK(ex->runs.size() == 10000);
 }

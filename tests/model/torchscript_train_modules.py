@@ -9,7 +9,9 @@ usage:
             bn-cnn-named (the same layers as attributes of an nn.Module, other names),
             bn-cnn-wide (bn-cnn with 12 channels, other shapes), buffer-grows (a buffer that
             changes shape in train mode), train-fails (a forward that fails in train mode
-            only), fails-later (train mode fails on minibatches of more than 2), state-dict (torch.save of bn-cnn's state_dict: not a module)
+            only), fails-later (train mode fails on minibatches of more than 2), batch-of-two
+            (a view with a hard-coded batch size of 2, in both modes: right only for stalesgd's
+            two-sample check), state-dict (torch.save of bn-cnn's state_dict: not a module)
   torchscript_train_modules.py loop --module PATH --batches DIR --lr LR --out PATH
       PyTorch's loop: for each minibatch in DIR (features.f32, labels.u8, seeds.u64, steps.txt),
       torch.manual_seed(seed >> 1), forward in train mode, cross-entropy, backward, p -= lr g;
@@ -77,6 +79,18 @@ class TrainFails(nn.Module):
         return self.fc(h)
 
 
+class BatchOfTwo(nn.Module):
+    """Written for a batch of 2: the view hard-codes it, so the check's two samples pass and
+    every other batch fails, in train and eval mode alike."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 10)
+
+    def forward(self, x):
+        return self.fc(x.view(2, 784))
+
+
 def save(module, path):
     tmp = f"{path}.tmp{os.getpid()}"
     torch.jit.script(module).save(tmp)
@@ -90,7 +104,7 @@ def make_module(name, out):
         return
     module = {"bn-cnn": bn_cnn, "bn-cnn-named": NamedCnn, "bn-cnn-wide": lambda: bn_cnn(12),
               "buffer-grows": BufferGrows, "train-fails": TrainFails,
-              "fails-later": lambda: TrainFails(2)}[name]()
+              "fails-later": lambda: TrainFails(2), "batch-of-two": BatchOfTwo}[name]()
     save(module, out)
 
 

@@ -320,13 +320,29 @@ TEST_CASE(
   CHECK(fs::exists(dir / "out.pt"));
 }
 
-TEST_CASE("torchscript train mode: a forward that fails mid-run names it, its traceback in run.log",
-          "[model][torchscript][train-mode][cli]") {
+namespace {
+
+// The outputs of a run that a failing module ended: everything written, marked failed.
+void check_failed_outputs(const fs::path& out) {
+  const auto summary = read_summary(out);
+  CHECK(summary["status"] == "failed");
+  CHECK(summary["stop_reason"] == "failed");
+  CHECK(fs::exists(out / "workers.csv"));
+  CHECK(fs::exists(out / "evals.csv"));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "torchscript train mode: a forward that fails mid-run names it, its traceback in run.log, "
+    "and the run's outputs are written as failed on every engine",
+    "[model][torchscript][train-mode][cli]") {
   // fails-later passes the probe's batch of 2 and fails on the first minibatch of 16.
   TempDir dir;
   int i = 0;
   for (const std::string engine :
-       {"--workers 2 --rule async", "--clock virtual --workers 2", "--sequential"}) {
+       {"--workers 2 --rule async", "--workers 2 --rule async --server hogwild",
+        "--clock virtual --workers 2", "--sequential"}) {
     INFO(engine);
     const fs::path out = dir / ("run" + std::to_string(i++));
     const auto r =
@@ -340,6 +356,41 @@ TEST_CASE("torchscript train mode: a forward that fails mid-run names it, its tr
     CHECK_THAT(r.output, !Contains("internal error"));
     // The whole traceback, for the one who debugs the module.
     CHECK_THAT(slurp(out / "run.log"), Contains("Traceback of TorchScript"));
+    check_failed_outputs(out);
+  }
+}
+
+TEST_CASE(
+    "torchscript train mode: a module right only for the two-sample check fails on its first "
+    "real batch as one line naming the view and its shapes, exit 1, outputs written as failed",
+    "[model][torchscript][train-mode][cli]") {
+  // batch-of-two views its input as 2 x 784: the check's batch of 2 passes; the first real
+  // batch fails, in eval mode (snapshot 0, 500 samples at a time) or in train mode (a minibatch
+  // of 16), whichever comes first; on the virtual clock and in the sequential trainer snapshot 0
+  // is scored before the first gradient.
+  TempDir dir;
+  int i = 0;
+  for (const std::string engine : {"--clock virtual --workers 2", "--workers 2 --rule async",
+                                   "--workers 2 --rule async --server hogwild", "--sequential"}) {
+    INFO(engine);
+    const fs::path out = dir / ("run" + std::to_string(i++));
+    const auto r =
+        run_shell(train(module_file("batch-of-two"), engine + " --batch 16 --iterations 5", out));
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(line_count(r.output) == 1);
+    CHECK_THAT(r.output,
+               Contains("its forward fails in ") &&
+                   Contains("RuntimeError: shape '[2, 784]' is invalid for input of size ") &&
+                   Contains("(at `return self.fc(x.view(2, 784))`"));
+    if (engine.find("virtual") != std::string::npos) {
+      CHECK_THAT(r.output, Contains("evaluating a snapshot: its forward fails in eval mode: "
+                                    "RuntimeError: shape '[2, 784]' is invalid for input of size "
+                                    "392000"));
+    }
+    CHECK_THAT(r.output, !Contains("internal error"));
+    CHECK_THAT(slurp(out / "run.log"), Contains("Traceback of TorchScript"));
+    check_failed_outputs(out);
   }
 }
 

@@ -97,6 +97,13 @@ struct TrainerOptions {
   double progress_every_s = 10.0;    // seconds between progress log lines (and in run.log)
 };
 
+// The virtual clock's limits (docs/cli.md, "The virtual clock"). It scores every snapshot at
+// once and in full, so a run takes at most kMaxVirtualEvaluations of them (--time / --eval-every,
+// and a single --compute-time / --eval-every, are checked against it; a run past it is stopped
+// by the engine's watchdog); and one gradient's --compute-time is at most an hour.
+inline constexpr double kMaxVirtualEvaluations = 100000;
+inline constexpr double kMaxComputeTimeSeconds = 3600.0;
+
 // ResolvedRun::resolve with the result thrown away, for a caller that only wants the check (the
 // message names the flag and the fix). A caller that goes on to train should resolve instead, so
 // that the delay spec and trace files are parsed once.

@@ -163,15 +163,15 @@ class TorchScriptModel final : public Model {
     for (std::size_t done = 0; done < count;) {
       const auto n = static_cast<int>(std::min<std::size_t>(ws.max_batch, count - done));
       const Batch b{data.sample(first + done), data.labels.data() + first + done, n};
-      at::Tensor out;
+      // The loss too, as in train mode: logits of another batch size fail there.
       try {
-        out = ws.module.forward({batch_tensor(b)}).toTensor();
+        const at::Tensor out = ws.module.forward({batch_tensor(b)}).toTensor();
+        const at::Tensor y = labels(b);
+        sums.loss += at::cross_entropy_loss(out, y, {}, at::Reduction::Sum).item<double>();
+        sums.errors += static_cast<std::size_t>(out.argmax(1).ne(y).sum().item<std::int64_t>());
       } catch (const std::exception& e) {
         throw_model_error("its forward fails in eval mode", e);
       }
-      const at::Tensor y = labels(b);
-      sums.loss += at::cross_entropy_loss(out, y, {}, at::Reduction::Sum).item<double>();
-      sums.errors += static_cast<std::size_t>(out.argmax(1).ne(y).sum().item<std::int64_t>());
       done += static_cast<std::size_t>(n);
     }
     return sums;
