@@ -75,6 +75,17 @@ const std::map<std::string, Case>& cases() {
          REQUIRE(py.exit_code == 0);
          return train(d, "--dataset npz:" + (d / "d.npz").string() + " --iterations 5");
        }},
+      {"virtual-clock-stands-still",
+       [](const TempDir& d) { return train(d, "--clock virtual --time 2s --delay none"); }},
+      {"virtual-no-progress",
+       [](const TempDir& d) {
+         // A trace of zeros: the option checks cannot see that the clock will not move.
+         std::ofstream(d / "zeros.csv") << "w0[ms]\n0\n0\n";
+         return train(d,
+                      "--model softmax --clock virtual --workers 2 --rule async --time 2s "
+                      "--delay trace:" +
+                          (d / "zeros.csv").string());
+       }},
       {"fifo-input",
        [](const TempDir& d) {
          const fs::path fifo = d / "model.npy";
