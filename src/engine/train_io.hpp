@@ -11,6 +11,7 @@
 #include "output/run_journal.hpp"
 #include "stalesgd/engine/progress.hpp"
 #include "stalesgd/engine/trainer.hpp"
+#include "util/logging.hpp"
 
 namespace stalesgd {
 
@@ -24,10 +25,12 @@ struct TrainIo {
   ProgressSink* progress = nullptr;  // how far the run is, ten times a second at most; may be null
   spdlog::logger* log = nullptr;     // where the run logs (failed workers, checkpoints,
                                      // snapshots); null: spdlog's default logger
+  // --out: run.log, whose failed write ends the run as a failed journal write does; may be null.
+  const logging::RunLog* run_log = nullptr;
 };
 
-// As the public train(), and a write to `io.journal` that fails ends the run with
-// StopReason::kFailed and RunRecord::output_failed.
+// As the public train(), and a write to `io.journal` or `io.run_log` that fails ends the run
+// with StopReason::kFailed and RunRecord::output_failed.
 Result<RunRecord> train(const ResolvedRun& run, const Dataset& data, const TrainIo& io);
 
 }  // namespace stalesgd
