@@ -16,6 +16,7 @@
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/model/model.hpp"
 #include "stalesgd/util/result.hpp"
+#include "util/logging.hpp"
 
 namespace stalesgd {
 
@@ -30,6 +31,7 @@ struct RunContext {
   const std::string* resume = nullptr;  // --resume: the checkpoint's payload; may be null
   ProgressSink* progress = nullptr;     // how far the run is; may be null
   spdlog::logger* log = nullptr;        // the run's log (stderr and run.log); null: the default
+  const logging::RunLog* run_log = nullptr;  // --out: run.log, whose failed write ends the run
 
   // --partition: each worker's indices into data.train (empty: every worker samples it all).
   std::vector<std::vector<std::uint32_t>> shards{};

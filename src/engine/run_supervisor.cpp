@@ -82,6 +82,7 @@ StopReason RunSupervisor::stop_due(double t, std::uint64_t iterations) const {
   if (evaluator_.target_reached()) return StopReason::kTargetError;
   if (ctx_.interrupted()) return StopReason::kInterrupted;
   if (io_failed_.load(std::memory_order_relaxed)) return StopReason::kFailed;
+  if (ctx_.run_log != nullptr && ctx_.run_log->failed()) return StopReason::kFailed;  // finish()
   if (evaluator_.failed()) return StopReason::kFailed;  // its message: finish()
   return StopReason::kNone;
 }
@@ -244,9 +245,15 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
     log_snapshot(run.evals[i]);
   }
   run.evals_skipped = evaluator_.skipped();
-  if (reason == StopReason::kFailed && !io_error_.empty() && run.stop_message.empty()) {
-    run.stop_message = io_error_;
-    run.output_failed = true;
+  if (reason == StopReason::kFailed && run.stop_message.empty()) {
+    // A failed write ends the run the same way whichever file it was (docs/reliability.md).
+    const std::string failure = !io_error_.empty()        ? io_error_
+                                : ctx_.run_log != nullptr ? ctx_.run_log->failure()
+                                                          : std::string();
+    if (!failure.empty()) {
+      run.stop_message = failure;
+      run.output_failed = true;
+    }
   }
   if (reason == StopReason::kStalled && run.stop_message.empty()) run.stop_message = stall_message_;
   if (evaluator_.failed() && run.stop_message.empty()) {

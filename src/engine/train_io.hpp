@@ -13,6 +13,7 @@
 #include "stalesgd/engine/progress.hpp"
 #include "stalesgd/engine/trainer.hpp"
 #include "stalesgd/model/model.hpp"
+#include "util/logging.hpp"
 
 namespace stalesgd {
 
@@ -29,10 +30,12 @@ struct TrainIo {
   // The run's model, already built and checked by the caller (the CLI, which ends the process on
   // a signal while it loads: cli/startup_guard.hpp); train() takes it. Null: train() builds it.
   std::unique_ptr<Model>* model = nullptr;
+  // --out: run.log, whose failed write ends the run as a failed journal write does; may be null.
+  const logging::RunLog* run_log = nullptr;
 };
 
-// As the public train(), and a write to `io.journal` that fails ends the run with
-// StopReason::kFailed and RunRecord::output_failed.
+// As the public train(), and a write to `io.journal` or `io.run_log` that fails ends the run
+// with StopReason::kFailed and RunRecord::output_failed.
 Result<RunRecord> train(const ResolvedRun& run, const Dataset& data, const TrainIo& io);
 
 }  // namespace stalesgd

@@ -40,7 +40,7 @@ Result<RunRecord> train(const ResolvedRun& run, const Dataset& given, const Trai
 
   RunContext ctx{run,         options,      data,       std::move(model).value(),
                  {},          io.interrupt, io.journal, io.resume,
-                 io.progress, io.log};
+                 io.progress, io.log,       io.run_log};
   // --partition: the same shards on every rank (one seed), so an MPI worker samples its own.
   auto spec = parse_partition(options.partition);
   if (!spec) return spec.error();

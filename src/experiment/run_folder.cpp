@@ -51,6 +51,8 @@ Result<FolderRun> train_into_folder(const ResolvedRun& run, const Dataset& data,
       log->record(spdlog::level::info,
                   fmt::format("data: {}, CRC-32 of its files {}", data.name, data.digest));
     }
+    // run.log's first lines failed: nothing has run yet, so this is the one line.
+    if (log != nullptr && log->failed()) return Error{log->failure()};
     if (auto s = write_file_atomically(folder.journal->dir() / "run.toml",
                                        options_to_toml(run.options()));
         !s) {
@@ -67,7 +69,8 @@ Result<FolderRun> train_into_folder(const ResolvedRun& run, const Dataset& data,
                               .resume = io.resume,
                               .progress = io.progress,
                               .log = log != nullptr ? log->logger().get() : nullptr,
-                              .model = io.model});
+                              .model = io.model,
+                              .run_log = log});
   if (!record) return record.error();
   FolderRun out{std::move(record).value(), std::nullopt, {}};
   const RunRecord& r = out.record;
@@ -102,11 +105,16 @@ Result<FolderRun> train_into_folder(const ResolvedRun& run, const Dataset& data,
                         ? fmt::format(", scoring tail {:.3f} s", r.scoring_tail_s)
                         : std::string()));
   }
+  // run.log failed after the run's last check (its end line, say): the run is failed as on any
+  // failed write, summary.json saying so, and the caller gets the one line.
+  const bool log_failed = log != nullptr && log->failed() && out.error.empty();
+  if (log_failed) out.error = log->failure();
   out.theory = predict_runtime(run, 20000, r.machine ? &*r.machine : nullptr);
   if (auto s = finish_run_outputs(*folder.journal, run, r, out.theory, out.error, io.provenance);
       !s) {
     return s.error();
   }
+  if (log_failed) return Error{out.error};
   return out;
 }
 

@@ -44,6 +44,12 @@ constexpr const char* kRunFiles[] = {
     "workers.csv",     "checkpoint.bin",     "run.log",       "summary.json.tmp",
     "workers.csv.tmp", "checkpoint.bin.tmp", "run.toml",      "run.toml.tmp"};
 
+// Room held back for the end of a run: on a full disk (or quota) the journal's and run.log's
+// writes fail first, and removing this file frees the space workers.csv and summary.json need
+// to record the failure (docs/reliability.md). 1 MiB holds both for some 20,000 workers.
+constexpr const char* kReserveFile = ".stalesgd.reserve";
+constexpr off_t kReserveBytes = off_t{1} << 20;
+
 // The CRC-32 of a file's first `n` bytes into `crc`; false (errno set) when a read fails.
 bool crc_of_prefix(int fd, std::uint64_t n, std::uint32_t& crc) {
   std::vector<char> buf(1 << 20);
@@ -178,6 +184,7 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
   // the folder is this run's (docs/reliability.md).
   if (s) s = remove_stale_temporaries(dir);
   if (s) s = j->flush();
+  if (s) s = j->hold_reserve();
   if (!s) return s.error();
   return j;
 }
@@ -186,6 +193,31 @@ RunJournal::~RunJournal() {
   for (File* file : {&updates_, &gradients_, &evals_}) {
     if (file->fd >= 0) ::close(file->fd);
   }
+  release_reserve();
+}
+
+Status RunJournal::hold_reserve() {
+  const fs::path path = dir_ / kReserveFile;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return file_error("cannot write", path, errno);
+  // posix_fallocate returns the error; it writes zeros where the file system cannot allocate.
+  const int err = ::posix_fallocate(fd, 0, kReserveBytes);
+  ::close(fd);
+  if (err == 0) {
+    reserved_ = true;
+    return {};
+  }
+  std::remove(path.c_str());
+  // A file-size limit (ulimit -f, EFBIG) is per file: the closing files need no room held for
+  // them. A folder without 1 MiB to spare is refused now rather than failing mid-run.
+  if (err == EFBIG) return {};
+  return file_error("cannot write", path, err);
+}
+
+void RunJournal::release_reserve() {
+  if (!reserved_) return;
+  reserved_ = false;
+  std::remove((dir_ / kReserveFile).c_str());  // at worst a later run's open reuses it
 }
 
 Status RunJournal::write(File& file, std::string_view text, std::uint64_t& bytes,

@@ -62,6 +62,10 @@ class RunJournal {
 
   // Flushes, fsyncs and closes the journal files (the summary is written after this).
   Status close();
+  // Removes the room the folder held back while the run went (DIR/.stalesgd.reserve, 1 MiB),
+  // so that workers.csv and summary.json can be written on a disk the run filled; also done by
+  // the destructor.
+  void release_reserve();
 
  private:
   // One journal file: rows collect in `pending` and go to the OS whole, so after a failed or
@@ -76,12 +80,15 @@ class RunJournal {
   Status write(File& file, std::string_view text, std::uint64_t& bytes, std::uint32_t& crc);
   Status flush(File& file);
   Status maybe_flush();
+  // Creates DIR/.stalesgd.reserve with its blocks allocated; open() fails if it cannot.
+  Status hold_reserve();
 
   std::filesystem::path dir_;
   File updates_, gradients_, evals_;
   JournalOffsets offsets_;
   Status error_;  // the first failure, sticky
   std::int64_t last_flush_ns_ = 0;
+  bool reserved_ = false;  // DIR/.stalesgd.reserve is ours to remove
 };
 
 }  // namespace stalesgd

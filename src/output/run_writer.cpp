@@ -192,6 +192,8 @@ Status finish_run_outputs(RunJournal& journal, const ResolvedRun& config, const 
   if (s) s = journal.close();
   std::string first_error = error;
   if (!s && first_error.empty()) first_error = s.error().message;
+  // A full disk: the room held back since the start is what workers.csv and summary.json use.
+  journal.release_reserve();
 
   fmt::memory_buffer workers;
   fmt::format_to(std::back_inserter(workers),

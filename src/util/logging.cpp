@@ -2,17 +2,15 @@
 #include "util/logging.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include <fmt/format.h>
 #include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "util/live_line.hpp"
 #include "util/log_escape.hpp"
+#include "util/log_file_sink.hpp"
 
 namespace stalesgd::logging {
 namespace {
@@ -82,37 +80,38 @@ Result<spdlog::level::level_enum> parse_level(std::string_view text) {
 }
 
 Result<std::unique_ptr<RunLog>> RunLog::open(const std::filesystem::path& dir) {
-  const auto path = dir / "run.log";
-  spdlog::sink_ptr file;
-  try {
-    file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path.string(), /*truncate=*/false);
-  } catch (const spdlog::spdlog_ex&) {
-    return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(errno))};
-  }
-  // One line per message, whatever it echoes (util/log_escape.hpp).
-  file = std::make_shared<EscapingSink>(std::move(file));
+  auto opened = LogFileSink::open(dir / "run.log");
+  if (!opened) return opened.error();
+  std::shared_ptr<LogFileSink> file = std::move(opened).value();
+  // One line per message, whatever it echoes (util/log_escape.hpp); the file sink below it
+  // checks every write.
+  auto escaping = std::make_shared<EscapingSink>(file);
   // UTC with milliseconds, so that run.log lines up with summary.json's times; debug and up
   // (snapshots, checkpoints), or finer when stderr is.
-  file->set_formatter(std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%eZ %l %v",
-                                                                  spdlog::pattern_time_type::utc));
-  file->set_level(std::min(spdlog::level::debug, stderr_level()));
+  escaping->set_formatter(std::make_unique<spdlog::pattern_formatter>(
+      "%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc));
+  escaping->set_level(std::min(spdlog::level::debug, stderr_level()));
   auto logger =
-      std::make_shared<spdlog::logger>("run", spdlog::sinks_init_list{stderr_sink(), file});
+      std::make_shared<spdlog::logger>("run", spdlog::sinks_init_list{stderr_sink(), escaping});
   logger->set_level(spdlog::level::trace);  // the sinks filter
-  // Warnings, errors and progress lines (info) reach the file at once, so that `tail -f
-  // run.log` follows a run; debug lines wait for the next of those.
-  logger->flush_on(spdlog::level::info);
-  return std::unique_ptr<RunLog>(new RunLog(std::move(file), std::move(logger)));
+  // Every line reaches the file at once (`tail -f run.log` follows a run), its write checked.
+  return std::unique_ptr<RunLog>(
+      new RunLog(std::move(file), std::move(escaping), std::move(logger)));
 }
 
-RunLog::~RunLog() {
-  file_->flush();
-}
+RunLog::~RunLog() = default;
 
 void RunLog::record(spdlog::level::level_enum level, std::string_view message) {
-  if (!file_->should_log(level)) return;
-  file_->log(spdlog::details::log_msg("run", level, message));
-  file_->flush();
+  if (!sink_->should_log(level)) return;
+  sink_->log(spdlog::details::log_msg("run", level, message));
+}
+
+bool RunLog::failed() const {
+  return file_->failed();
+}
+
+std::string RunLog::failure() const {
+  return file_->failure();
 }
 
 }  // namespace stalesgd::logging

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include <spdlog/logger.h>
@@ -18,6 +19,8 @@
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd::logging {
+
+class LogFileSink;
 
 // Installs the default logger (first call) and sets what stderr shows: info unless -q, -v or
 // --log-level said otherwise.
@@ -40,11 +43,18 @@ class RunLog {
   const std::shared_ptr<spdlog::logger>& logger() const { return logger_; }
   // Logs to run.log only: what stderr shows another way (the error line, the live progress).
   void record(spdlog::level::level_enum level, std::string_view message);
+  // Whether a write to run.log failed (never thrown: the run polls this and ends as on a failed
+  // journal write, docs/reliability.md), and its one line ("cannot write PATH (OS error)").
+  // From any thread.
+  bool failed() const;
+  std::string failure() const;
 
  private:
-  RunLog(spdlog::sink_ptr file, std::shared_ptr<spdlog::logger> logger)
-      : file_(std::move(file)), logger_(std::move(logger)) {}
-  spdlog::sink_ptr file_;
+  RunLog(std::shared_ptr<LogFileSink> file, spdlog::sink_ptr sink,
+         std::shared_ptr<spdlog::logger> logger)
+      : file_(std::move(file)), sink_(std::move(sink)), logger_(std::move(logger)) {}
+  std::shared_ptr<LogFileSink> file_;  // run.log itself: its write failures
+  spdlog::sink_ptr sink_;              // what writes to it: file_ behind the escaping of lines
   std::shared_ptr<spdlog::logger> logger_;
 };
 

@@ -1,6 +1,6 @@
 // `stalesgd train` end to end: bad input gives one line and a non-zero exit before any
-// thread starts; a run writes its files; Ctrl-C or SIGTERM stops it, keeps what it recorded,
-// exits 130 or 143.
+// thread starts; a run writes its files; Ctrl-C, SIGTERM, SIGHUP or SIGUSR1/2 stops it, keeps what
+// it recorded, exits 128 + the signal.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -16,10 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine_test_util.hpp"
+#include "support/summary.hpp"
 
 using namespace stalesgd;
 using namespace stalesgd::test;
 using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
 
 namespace {
 CliResult train_cli(std::vector<std::string> extra) {
@@ -103,9 +105,13 @@ TEST_CASE("train CLI: a k-async run writes every output file", "[cli][train]") {
         "iteration,wall_s,n_grads,mean_staleness,max_staleness,lr,minibatch_loss,drift_sq,grad_sq");
 }
 
-TEST_CASE("train CLI: SIGINT or SIGTERM stops the run and keeps its records with exit 128 + signal",
-          "[cli][train]") {
-  const int signal = GENERATE(SIGINT, SIGTERM);
+TEST_CASE(
+    "train CLI: SIGINT, SIGTERM, SIGHUP, SIGUSR1 or SIGUSR2 stops the run and keeps its records "
+    "with exit 128 + signal",
+    "[cli][train]") {
+  // SIGHUP (a closed terminal or ssh session) and SIGUSR1/2 (a batch system's warning before
+  // its time limit) ended the process at once, as kill -9 does, summary.json left "running".
+  const int signal = GENERATE(SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2);
   INFO("signal " << signal);
   TempDir dir;
   std::vector<std::string> args{STALESGD_CLI,    "train",        "--model",          "softmax",
@@ -148,7 +154,33 @@ TEST_CASE("train CLI: SIGINT or SIGTERM stops the run and keeps its records with
   REQUIRE(in.good());
   const auto j = nlohmann::json::parse(in);
   CHECK(j["stop_reason"] == "interrupted");
+  CHECK(j["status"] == "interrupted");
   CHECK(j["iterations"].get<int>() > 0);
+  // Every file written, the journal to its last row: updates.csv holds every iteration.
+  const std::string updates = slurp(dir / "updates.csv");
+  CHECK(std::count(updates.begin(), updates.end(), '\n') == j["iterations"].get<int>() + 1);
+  for (const char* f : {"gradients.csv", "evals.csv", "workers.csv", "run.toml"}) {
+    CHECK_FALSE(slurp(dir / f).empty());
+  }
+  CHECK_THAT(slurp(dir / "run.log"), Contains("end: interrupted after "));
+}
+
+TEST_CASE("train CLI: under nohup a SIGHUP stays ignored and the run ends on its budget",
+          "[cli][train]") {
+  // The parent's SIG_IGN is kept for SIGHUP (and SIGUSR1/2): `nohup stalesgd train ...` must
+  // outlive the terminal that started it.
+  TempDir dir;
+  const fs::path out = dir / "run";
+  const auto r = run_shell(
+      "nohup " + kCli +
+      " train --model softmax --rule async --workers 2 --delay exp:mean=2ms --time 3s "
+      "--no-progress --out " +
+      out.string() + " >" + (dir / "log").string() + " 2>&1 & pid=$!; i=0; while [ ! -e " +
+      (out / "summary.json").string() + " ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; " +
+      "kill -HUP $pid; wait $pid; echo exit=$?");
+  INFO(r.output << slurp(dir / "log"));
+  CHECK(r.output.find("exit=0") != std::string::npos);
+  CHECK(read_summary(out)["status"] == "complete");
 }
 
 TEST_CASE("train CLI: a second signal ends the process at once with one line", "[cli][train]") {

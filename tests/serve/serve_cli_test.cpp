@@ -160,3 +160,17 @@ TEST_CASE("serve: bad input is one line and its exit status", "[serve]") {
                                   "network"));
   CHECK_THAT(wide.err(), Contains("run tools/setup.sh serve"));
 }
+
+TEST_CASE("serve: SIGHUP and SIGUSR1 stop it as SIGTERM does, exit 128 + the signal", "[serve]") {
+  require_httplib();
+  TempDir dir;
+  const fs::path run = write_run(dir);
+  for (const auto& [signal, status] : {std::pair{"HUP", 129}, std::pair{"USR1", 138}}) {
+    INFO(signal);
+    ServeProcess serve(run.string() + " --port 0");
+    REQUIRE(!serve.url().empty());
+    CHECK(serve.stop(signal) == status);
+    INFO(serve.err());
+    CHECK(serve.err().find("error") == std::string::npos);
+  }
+}

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <iterator>
 
 namespace stalesgd::cli {
 namespace {
@@ -13,8 +14,12 @@ std::atomic<int> g_signal{0};  // the first signal that set g_interrupt
 std::atomic<bool> g_second_exits{true};
 static_assert(std::atomic<bool>::is_always_lock_free);
 static_assert(std::atomic<int>::is_always_lock_free);
-struct sigaction g_previous_int {};
-struct sigaction g_previous_term {};
+// The signals that stop a run cleanly. Each one's default action ends the process with nothing
+// written (docs/reliability.md): SIGINT (Ctrl-C), SIGTERM (`kill`, a batch system, mpirun passing
+// on a Ctrl-C), SIGHUP (the terminal or the ssh session closed), SIGUSR1 and SIGUSR2 (a batch
+// system's warning before its time limit: Slurm's --signal, mpirun passes them on).
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+struct sigaction g_previous[std::size(kStopSignals)]{};
 
 extern "C" void on_signal(int signal) {
   int none = 0;
@@ -42,15 +47,21 @@ ScopedInterrupt::ScopedInterrupt(SecondSignal second) {
   // SA_RESTART: the engines poll the flag, nothing waits for EINTR, and a system call cut short
   // inside a library (Open MPI's and PMIx's socket reads, say) must not fail because of it.
   sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, &g_previous_int);
-  // SIGTERM too: it is how `kill`, a batch system and mpirun (passing on a Ctrl-C to every
-  // rank of a job) ask a run to end.
-  sigaction(SIGTERM, &sa, &g_previous_term);
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+    const int signal = kStopSignals[i];
+    sigaction(signal, nullptr, &g_previous[i]);
+    // A signal the parent set to be ignored stays ignored, but for SIGINT and SIGTERM: `nohup`
+    // keeps a run going when the terminal closes; a shell's background job, which ignores
+    // SIGINT, still stops cleanly on `kill -INT`.
+    if (signal != SIGINT && signal != SIGTERM && g_previous[i].sa_handler == SIG_IGN) continue;
+    sigaction(signal, &sa, nullptr);
+  }
 }
 
 ScopedInterrupt::~ScopedInterrupt() {
-  sigaction(SIGINT, &g_previous_int, nullptr);
-  sigaction(SIGTERM, &g_previous_term, nullptr);
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+    sigaction(kStopSignals[i], &g_previous[i], nullptr);
+  }
 }
 
 const std::atomic<bool>* ScopedInterrupt::flag() const {

@@ -1,6 +1,7 @@
-// ScopedInterrupt: while alive, Ctrl-C (SIGINT) or SIGTERM sets a flag that the engines poll
-// to stop cleanly (write what was recorded, exit 130 or 143: 128 + the signal, as a shell
-// reports a process the signal ended) instead of killing the process. A second signal ends the
+// ScopedInterrupt: while alive, Ctrl-C (SIGINT), SIGTERM, SIGHUP, SIGUSR1 or SIGUSR2 sets a flag
+// that the engines poll to stop cleanly (write what was recorded, exit 128 + the signal, as a
+// shell reports a process the signal ended: 130, 143, 129, 138, 140) instead of killing the
+// process. A second signal ends the
 // process at once (one line, the same exit code), without writing.
 #pragma once
 
@@ -21,7 +22,7 @@ class ScopedInterrupt {
 
   // The flag to hand to train() / run_race().
   const std::atomic<bool>* flag() const;
-  // For a run the flag stopped: 128 + the first signal received (130 SIGINT, 143 SIGTERM).
+  // For a run the flag stopped: 128 + the first signal received (130 SIGINT, 143 SIGTERM, ...).
   int exit_code() const;
 };
 

@@ -1,4 +1,5 @@
 // Entry point of the `stalesgd` CLI: parses, dispatches, and turns every failure into one line.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -55,6 +56,9 @@ int rank_of_a_job() {
 }  // namespace stalesgd::cli
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) makes a write past it fail with EFBIG, which every writer
+  // reports as a failed write (docs/reliability.md), instead of killing the process mid-row.
+  std::signal(SIGXFSZ, SIG_IGN);
 #ifdef STALESGD_HAVE_MPI
   stalesgd::mpi::use_open_mpi();  // --engine mpi: the library reaches MPI only through this
 #endif

@@ -138,7 +138,8 @@ int print_man_page(const std::string& usage) {
       ".TP\n0\nsuccess\n"
       ".TP\n1\na run or command failed: one line on stderr says why\n"
       ".TP\n2\na usage error: a bad flag, value or file, before anything ran\n"
-      ".TP\n130, 143\nstopped by SIGINT or SIGTERM, after writing what was recorded\n");
+      ".TP\n128 + signal\nstopped by SIGINT (130), SIGTERM (143), SIGHUP (129), SIGUSR1 (138) or "
+      "SIGUSR2 (140), after writing what was recorded\n");
   fmt::print(
       ".SH FILES\n"
       ".TP\n\\fIshare/doc/stalesgd/\\fR\n"
