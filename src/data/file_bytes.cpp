@@ -37,7 +37,7 @@ Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& p
   // Through the descriptor of a regular file: a FIFO opens at once (O_NONBLOCK) and is refused
   // with a device, before a byte is read; a failed open keeps its reason.
   RegularFile regular = RegularFile::open(path);
-  if (regular.state() == FileState::kMissing) return read_error(path, ENOENT, fix);
+  if (regular.state() == FileState::kMissing) return read_error(path, regular.error_number(), fix);
   if (!regular.is_open()) {
     if (regular.kind().empty()) return read_error(path, regular.error_number(), fix);
     return Error{
@@ -68,8 +68,14 @@ Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& p
       int errnum = 0;
       // gzerror's text lives in the gzFile: copy it before gzclose frees it (a fuzzer finding,
       // docs/reliability.md).
-      const std::string what = gzerror(file, &errnum);
+      std::string what = gzerror(file, &errnum);
       gzclose(file);
+      // zlib names a gzdopen'ed file "<fd:N>": name the user's path instead.
+      if (what.rfind("<fd:", 0) == 0) {
+        if (const auto end = what.find(">: "); end != std::string::npos) {
+          what = path.string() + what.substr(end + 1);
+        }
+      }
       return Error{fmt::format("{}: corrupt compressed data ({}); {}", path.string(), what, fix)};
     }
     bytes.resize(old + static_cast<std::size_t>(n));

@@ -39,9 +39,9 @@ RegularFile RegularFile::open(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     const int err = errno;
+    f.errno_ = err;
     if (err == ENOENT || err == ENOTDIR) return f;
     f.state_ = FileState::kRefused;
-    f.errno_ = err;
     // ENXIO: a socket file, or a FIFO on some systems; both are not files to read.
     f.why_ = fmt::format("{} cannot be opened ({})", path.string(), std::strerror(err));
     return f;

@@ -43,6 +43,8 @@ class RegularFile {
   // For kRefused: what the path is ("a FIFO", "a character device", "a folder"), or empty when
   // the open failed, with the reason in error_number().
   const std::string& kind() const { return kind_; }
+  // Why open(2) failed: for kMissing ENOENT or ENOTDIR (a path through a file), for kRefused
+  // the reason when kind() is empty; 0 otherwise.
   int error_number() const { return errno_; }
   // From the fstat at open.
   std::uint64_t size() const { return size_; }
