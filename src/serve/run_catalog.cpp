@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "serve/csv_journal.hpp"
-#include "serve/small_file.hpp"
 #include "serve/safe_path.hpp"
+#include "serve/small_file.hpp"
 
 namespace stalesgd::serve {
 namespace fs = std::filesystem;

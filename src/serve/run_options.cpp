@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "config/option_table.hpp"
-#include "util/regular_file.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/theory/runtime.hpp"
+#include "util/regular_file.hpp"
 
 namespace stalesgd::serve {
 namespace fs = std::filesystem;

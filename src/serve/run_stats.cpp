@@ -12,8 +12,8 @@
 #include <csignal>
 
 #include "serve/csv_journal.hpp"
-#include "serve/small_file.hpp"
 #include "serve/run_catalog.hpp"
+#include "serve/small_file.hpp"
 
 namespace stalesgd::serve {
 namespace fs = std::filesystem;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "util/regular_file.hpp"
 #include "serve/run_watch.hpp"
 #include "stalesgd/util/result.hpp"
+#include "util/regular_file.hpp"
 
 namespace stalesgd::serve {
 
