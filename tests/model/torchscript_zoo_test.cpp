@@ -12,6 +12,7 @@
 
 #include "support/csv_column.hpp"
 #include "support/fixtures.hpp"
+#include "support/kept_up.hpp"
 #include "support/npz_files.hpp"
 #include "support/summary.hpp"
 #include "support/torchscript_files.hpp"
@@ -183,6 +184,22 @@ TEST_CASE("torchscript zoo: a Conv-BatchNorm-Dropout nn.Sequential trains under 
   TempDir data;
   const Zoo z{exported_model("zoo-bn-cnn", "bn-cnn"), mnist_slice(data, 512, 256), 30, 16, 0.05};
   train_on_both_clocks(z, /*cheap=*/false, /*same_bytes=*/false);
+}
+
+TEST_CASE("torchscript zoo: bn-cnn with busy LibTorch workers holds --time and scores as it trains",
+          "[model][torchscript][zoo][keep-up]") {
+  // Four workers computing in LibTorch on two cores once starved the idle-priority evaluator
+  // until training ended: --time 8s took 211 s and no row was scored during the run. On the
+  // whole of MNIST (the final row scores all 10,000 test images), k-async with stragglers.
+  TempDir dir;
+  const auto r = run_shell(
+      kCli + " train --model torchscript:" + exported_model("zoo-bn-cnn", "bn-cnn").string() +
+      " --dataset mnist --workers 4 --rule k-async --k 2"
+      " --delay exp:mean=10ms --time 8s --no-progress --out " +
+      dir.path().string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  check_kept_up(dir.path(), 8.0, r.output);
 }
 
 TEST_CASE("torchscript zoo: a LayerNorm mixer module trains under k-async",
