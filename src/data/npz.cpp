@@ -5,6 +5,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -15,6 +16,7 @@
 #include "data/npy.hpp"
 #include "data/npz_checks.hpp"
 #include "data/zip_archive.hpp"
+#include "util/memory.hpp"
 #include "util/tsan_hide.hpp"
 
 namespace stalesgd {
@@ -236,6 +238,28 @@ std::uint32_t crc_of(const Arrays& a, std::initializer_list<const char*> names) 
   return static_cast<std::uint32_t>(crc);
 }
 
+// What the whole load holds at once, from the headers: each deflated array inflated, and the
+// features as float32 with one byte per label; refused before any of it is allocated.
+Status check_npz_memory(const Arrays& heads, const std::string& file) {
+  std::uint64_t need = 0;
+  for (const char* name : {"x_train", "y_train", "x_test", "y_test"}) {
+    const ZipEntry& e = *heads.entries.at(name);
+    if (e.method != 0) need += e.size;
+  }
+  const std::uint64_t samples = heads["x_train"].shape[0] + heads["x_test"].shape[0];
+  need += (heads["x_train"].elements + heads["x_test"].elements) * sizeof(float) + samples;
+  return check_memory(
+      need,
+      fmt::format("{}: {} samples of {}x{}x{} as float32{}", file, samples, heads.shape.channels,
+                  heads.shape.height, heads.shape.width,
+                  std::any_of(heads.entries.begin(), heads.entries.end(),
+                              [](const auto& e) { return e.second->method != 0; })
+                      ? " and its arrays inflated"
+                      : ""),
+      "save fewer samples (numpy.savez(PATH, x_train=x_train[:N], y_train=y_train[:N], ...)), "
+      "or run where more memory is allowed");
+}
+
 constexpr const char* kMissingFix =
     "give the path of an .npz file, relative to the current directory";
 
@@ -243,6 +267,11 @@ constexpr const char* kMissingFix =
 
 Result<Dataset> parse_npz_dataset(std::span<const std::uint8_t> bytes,
                                   const std::filesystem::path& file, const std::string& name) {
+  {
+    auto heads = open_arrays(bytes, file.string(), true);
+    if (!heads) return heads.error();
+    if (auto s = check_npz_memory(*heads, file.string()); !s) return s.error();
+  }
   auto a = open_arrays(bytes, file.string(), false);
   if (!a) return a.error();
   if (auto s = check_npz_pixels((*a)["x_train"], (*a)["x_test"], a->keys, file.string()); !s) {

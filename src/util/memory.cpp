@@ -1,11 +1,69 @@
+// memory_room: the process's address-space limit, its memory cgroup's and the machine's.
 #include "util/memory.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
 
 namespace stalesgd {
+namespace {
+
+std::optional<std::uint64_t> read_number(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word == "max") return std::nullopt;
+  try {
+    return static_cast<std::uint64_t>(std::stoull(word));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// A field of /proc/meminfo or /proc/self/status in bytes ("MemTotal:  24 kB").
+std::optional<std::uint64_t> kb_field(const char* file, std::string_view name) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name, 0) != 0 || line.size() <= name.size() || line[name.size()] != ':') {
+      continue;
+    }
+    std::istringstream fields(line.substr(name.size() + 1));
+    std::uint64_t kb = 0;
+    if (fields >> kb) return kb * 1024;
+  }
+  return std::nullopt;
+}
+
+// The memory cgroup's limit and use: v2 (one hierarchy, "0::/path") or v1 (the "memory"
+// controller's line), under the usual mount points; a limit of "max" or near 2^63 is none.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> cgroup_memory() {
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    const bool v2 = controllers.empty() && line.rfind("0:", 0) == 0;
+    if (!v2 && controllers.find("memory") == std::string::npos) continue;
+    const std::string mount = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+    const char* limit_file = v2 ? "/memory.max" : "/memory.limit_in_bytes";
+    const char* use_file = v2 ? "/memory.current" : "/memory.usage_in_bytes";
+    // In a container the path may be the host's: the mount's root is then the cgroup.
+    for (const std::string& dir : {mount + path, mount}) {
+      const auto limit = read_number(dir + limit_file);
+      if (!limit) continue;
+      if (*limit >= (std::uint64_t{1} << 62)) return std::nullopt;
+      return std::pair{*limit, read_number(dir + use_file).value_or(0)};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::uint64_t memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -19,6 +77,72 @@ std::uint64_t memory_bytes() {
     bytes = bytes == 0 ? as : std::min(bytes, as);
   }
   return bytes;
+}
+
+std::string byte_size_text(double bytes) {
+  if (bytes >= 1e9) return fmt::format("{:.3g} GB", bytes / 1e9);
+  if (bytes >= 1e6) return fmt::format("{:.3g} MB", bytes / 1e6);
+  return fmt::format("{:.3g} kB", bytes / 1e3);
+}
+
+MemoryRoom memory_room() {
+  MemoryRoom room;
+  const auto consider = [&](std::uint64_t limit, std::uint64_t used, std::string what) {
+    const std::uint64_t left = limit > used ? limit - used : 0;
+    if (room.limit.empty() || left < room.bytes) {
+      room.bytes = left;
+      room.limit = std::move(what);
+    }
+  };
+  rlimit as{};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    // The address space counts every mapping, the libraries' and each thread's stack too.
+    const std::uint64_t used = kb_field("/proc/self/status", "VmSize").value_or(0);
+    consider(static_cast<std::uint64_t>(as.rlim_cur), used,
+             fmt::format("the address-space limit (ulimit -v) of {}, {} of it in use",
+                         byte_size_text(static_cast<double>(as.rlim_cur)),
+                         byte_size_text(static_cast<double>(used))));
+  }
+  if (const auto cg = cgroup_memory()) {
+    consider(cg->first, cg->second,
+             fmt::format("the memory cgroup's limit of {}, {} of it in use",
+                         byte_size_text(static_cast<double>(cg->first)),
+                         byte_size_text(static_cast<double>(cg->second))));
+  }
+  // The machine: memory and swap, all of it (what other processes hold may yet be freed, so
+  // a refusal on this count is sure).
+  const auto total = kb_field("/proc/meminfo", "MemTotal");
+  if (total) {
+    const std::uint64_t swap = kb_field("/proc/meminfo", "SwapTotal").value_or(0);
+    consider(
+        *total + swap, 0,
+        fmt::format("this machine's {} of memory{}", byte_size_text(static_cast<double>(*total)),
+                    swap > 0
+                        ? fmt::format(" and {} of swap", byte_size_text(static_cast<double>(swap)))
+                        : std::string()));
+  }
+  return room;
+}
+
+Status check_memory(std::uint64_t need, std::string_view what, std::string_view fix) {
+  const MemoryRoom room = memory_room();
+  if (room.limit.empty() || need <= room.bytes) return {};
+  return Error{
+      fmt::format("{}: {} needed, but this process may allocate only {} more, under {}; {}", what,
+                  byte_size_text(static_cast<double>(need)),
+                  byte_size_text(static_cast<double>(room.bytes)), room.limit, fix)};
+}
+
+std::string out_of_memory_message(std::string_view where) {
+  const MemoryRoom room = memory_room();
+  return fmt::format(
+      "out of memory in {}: an allocation failed{}; free memory, raise the limit, or ask for "
+      "less (fewer workers, a smaller model, batch or data set)",
+      where,
+      room.limit.empty()
+          ? std::string()
+          : fmt::format(" ({} left under {})", byte_size_text(static_cast<double>(room.bytes)),
+                        room.limit));
 }
 
 }  // namespace stalesgd
