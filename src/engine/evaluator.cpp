@@ -60,10 +60,8 @@ Evaluator::Evaluator(const Model& model, const Dataset& data, EvaluatorOptions o
       try {
         sample_cost_s_ =
             options_.sample_cost_s > 0.0 ? options_.sample_cost_s : measure_sample_cost();
-      } catch (const std::exception& e) {
-        fail(e);
       } catch (...) {
-        fail("an exception that is not a std::exception");
+        fail_current();
       }
       const double budget_s = kSizingShare * options_.eval_every_s * options_.share;
       sized_ =
@@ -262,48 +260,46 @@ void Evaluator::submit(double wall_s, std::uint64_t iteration, std::span<const f
   if (failed()) return;
   try {
     store(job->index, options_.parallel ? evaluate_blocks(*job) : evaluate(*job, *inline_ws_));
-  } catch (const std::exception& e) {
-    fail(e);
   } catch (...) {
-    fail("an exception that is not a std::exception");
+    fail_current();
   }
 }
 
-void Evaluator::fail(const char* what) {
-  {
-    std::lock_guard lock(mu_);
-    if (!failure_.empty()) return;
-    failure_ = fmt::format("internal error in the evaluator: {}", what);
+void Evaluator::fail_current() {
+  CaughtFailure failure;
+  try {
+    throw;
+  } catch (const ModelError& e) {
+    failure = {fmt::format("evaluating a snapshot: {}", e.what()), e.detail(),
+               FailureCause::kModel};
+  } catch (...) {
+    failure = caught_failure("the evaluator");
   }
-  failed_.store(true, std::memory_order_release);
-}
-
-void Evaluator::fail(const std::exception& e) {
-  const auto* model = dynamic_cast<const ModelError*>(&e);
-  if (model == nullptr) return fail(e.what());
   {
     std::lock_guard lock(mu_);
-    if (!failure_.empty()) return;
-    failure_ = fmt::format("evaluating a snapshot: {}", model->what());
-    failure_detail_ = model->detail();
-    model_failed_ = true;
+    if (!failure_.message.empty()) return;
+    failure_ = std::move(failure);
   }
   failed_.store(true, std::memory_order_release);
 }
 
 std::string Evaluator::failure() const {
   std::lock_guard lock(mu_);
-  return failure_;
+  return failure_.message;
 }
 
 bool Evaluator::model_failed() const {
+  return failure_cause() == FailureCause::kModel;
+}
+
+FailureCause Evaluator::failure_cause() const {
   std::lock_guard lock(mu_);
-  return model_failed_;
+  return failure_.cause;
 }
 
 std::string Evaluator::failure_detail() const {
   std::lock_guard lock(mu_);
-  return failure_detail_;
+  return failure_.detail;
 }
 
 std::vector<EvalRecord> Evaluator::ready(std::size_t from) const {

@@ -66,6 +66,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/caught_failure.hpp"
 #include "stalesgd/data/dataset.hpp"
 #include "stalesgd/metrics/records.hpp"
 #include "stalesgd/model/model.hpp"
@@ -155,8 +156,9 @@ class Evaluator {
   // True once an evaluation threw; failure() is then its one line.
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   std::string failure() const;
-  // With failed(): whether the model itself failed (a ModelError), and its detail.
+  // With failed(): whether the model itself failed (a ModelError), what failed, and its detail.
   bool model_failed() const;
+  FailureCause failure_cause() const;
   std::string failure_detail() const;
   // Every evaluation, in submission order; evaluates what is still pending. Once `interrupt`
   // is set (before or during the call) only the final snapshot is still evaluated: the others
@@ -211,9 +213,9 @@ class Evaluator {
   bool behind_locked(Clock::time_point now) const;            // REQUIRES(mu_)
   std::optional<Clock::time_point> behind_at_locked() const;  // REQUIRES(mu_)
   void stop_threads();
-  // Keeps the first exception's message and sets failed_; fail(e) tells a ModelError apart.
-  void fail(const char* what);
-  void fail(const std::exception& e);
+  // In a catch block: keeps the first exception's failure (a ModelError is the model's, met
+  // "evaluating a snapshot"; anything else the evaluator's) and sets failed_.
+  void fail_current();
 
   const Model& model_;
   const Dataset& data_;
@@ -242,9 +244,7 @@ class Evaluator {
   // Release/acquire: a reader that sees true also sees the row that set it (written before,
   // under mu_); the flag itself is polled lock-free by the server loop.
   std::atomic<bool> target_reached_{false};
-  std::string failure_;         // GUARDED_BY(mu_): the first evaluation's exception
-  std::string failure_detail_;  // GUARDED_BY(mu_): a ModelError's detail
-  bool model_failed_ = false;   // GUARDED_BY(mu_): failure_ is a ModelError's
+  CaughtFailure failure_;  // GUARDED_BY(mu_): the first evaluation's exception
   // Release/acquire, as target_reached_: a reader that sees true also sees failure_ (written
   // before, under mu_). stop_due polls it lock-free.
   std::atomic<bool> failed_{false};

@@ -125,10 +125,8 @@ void Evaluator::run_background(Owner role) {
       }
       cv_.notify_all();  // a slot in the backlog, and the catch-up thread may go back to sleep
     }
-  } catch (const std::exception& e) {
-    fail(e);
   } catch (...) {
-    fail("an exception that is not a std::exception");
+    fail_current();
   }
 }
 

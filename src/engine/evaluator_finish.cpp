@@ -57,10 +57,8 @@ std::vector<EvalRecord> Evaluator::finish(const std::atomic<bool>* interrupt) {
           store(rest[i]->index, evaluate(*rest[i], *ws));
           give_back(std::move(ws));
         }
-      } catch (const std::exception& e) {
-        fail(e);
       } catch (...) {
-        fail("an exception that is not a std::exception");
+        fail_current();
       }
     });
   } else {
@@ -88,10 +86,8 @@ void Evaluator::drain_on_threads(std::vector<JobPtr>& rest, const std::atomic<bo
         if (i + 1 < rest.size() && interrupted()) continue;  // only the final snapshot is left
         store(rest[i]->index, evaluate(*rest[i], *ws));
       }
-    } catch (const std::exception& e) {
-      fail(e);
     } catch (...) {
-      fail("an exception that is not a std::exception");
+      fail_current();
     }
   };
   const std::size_t helpers =

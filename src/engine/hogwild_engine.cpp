@@ -12,6 +12,7 @@
 
 #include "engine/failure_ledger.hpp"
 #include "output/checkpoint.hpp"
+#include "util/fault_point.hpp"
 #include "util/state_stream.hpp"
 
 namespace stalesgd {
@@ -19,28 +20,18 @@ namespace stalesgd {
 void HogwildEngine::worker_main(Worker& me) {
   // Timer slack 1 ns: the default 50 us would bias every sleep of a delay-dominated run.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  const auto fail = [&](std::string_view what) {
-    me.applying.store(false, std::memory_order_seq_cst);
-    request_stop(StopReason::kFailed, {},
-                 fmt::format("internal error in worker {}: {}", me.stats.worker, what));
-  };
   try {
     worker_loop(me);
-  } catch (const ModelError& e) {
-    if (!e.detail().empty()) {
-      ctx_.logger().debug("worker {}: {}\n{}", me.stats.worker, e.what(), e.detail());
-    }
-    me.applying.store(false, std::memory_order_seq_cst);
-    request_stop(StopReason::kFailed, {}, fmt::format("worker {}: {}", me.stats.worker, e.what()),
-                 true);
-  } catch (const std::exception& e) {
-    fail(e.what());
   } catch (...) {
-    fail("an exception that is not a std::exception");
+    const CaughtFailure failure = caught_failure(fmt::format("worker {}", me.stats.worker));
+    if (!failure.detail.empty()) ctx_.logger().debug("{}\n{}", failure.message, failure.detail);
+    me.applying.store(false, std::memory_order_seq_cst);
+    request_stop(StopReason::kFailed, {}, failure.message, failure.cause);
   }
 }
 
 void HogwildEngine::worker_loop(Worker& me) {
+  fault_point("worker");
   auto last_end = resumed_from_;
   const PlannedFailure* planned = ctx_.run.failures().of(me.stats.worker);
   const auto fail_at =
@@ -187,9 +178,13 @@ Result<RunRecord> HogwildEngine::run() {
     for (auto& w : workers_) threads.emplace_back([this, &w] { worker_main(*w); });
     ended = supervisor.supervise(*this, start_);
   } catch (...) {
-    stop(StopReason::kFailed);
-    join();
-    throw;
+    // A worker thread the system would not start, or the supervisor's exception: the run ends
+    // failed with what it recorded, as on a worker's exception.
+    const CaughtFailure failure = caught_failure(
+        threads.size() < workers_.size() ? "starting the worker threads" : "the supervisor");
+    request_stop(StopReason::kFailed, {}, failure.message, failure.cause);
+    ended = {stop(StopReason::kFailed),
+             std::chrono::duration<double>(Clock::now() - start_).count()};
   }
   join();
   auto [reason, wall_s] = ended;
@@ -211,7 +206,7 @@ Result<RunRecord> HogwildEngine::run() {
   if (!thread_failure_.empty()) {  // every thread is joined: no lock needed
     reason = StopReason::kFailed;
     run.stop_message = thread_failure_;
-    run.model_failed = model_failure_;
+    mark_cause(run, failure_cause_);
   }
   // The failed workers, in the order they failed: their records and the stop's line.
   FailureLedger ledger(o_.workers, o_.worker_timeout_s);

@@ -17,6 +17,7 @@
 #include <thread>
 #include <utility>
 #include <vector>
+#include "engine/caught_failure.hpp"
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
 #include "output/checkpoint.hpp"
@@ -216,11 +217,11 @@ class HogwildEngine final : public SupervisedEngine {
   // message, wakes every sleeper; returns the reason that holds. Workers call it: it skips the
   // gate.
   StopReason request_stop(StopReason reason, std::string divergence = {}, std::string failure = {},
-                          bool model = false) {
+                          FailureCause cause = FailureCause::kBug) {
     std::unique_lock lock(stop_mu_);
     if (!failure.empty() && thread_failure_.empty()) {
       thread_failure_ = std::move(failure);
-      model_failure_ = model;
+      failure_cause_ = cause;
     }
     if (reason_ == StopReason::kNone) {
       reason_ = reason;
@@ -262,7 +263,7 @@ class HogwildEngine final : public SupervisedEngine {
   // GUARDED_BY(stop_mu_): the first worker exception, as the stop message. It ends the run as
   // kFailed whatever stopped it first: a bug is never passed off as a result.
   std::string thread_failure_;
-  bool model_failure_ = false;  // GUARDED_BY(stop_mu_): thread_failure_ is the model's
+  FailureCause failure_cause_ = FailureCause::kBug;  // GUARDED_BY(stop_mu_): thread_failure_'s
 
   // The supervisor's thread only: the rows numbered 1..N without a gap, and those above.
   RunRecord merged_;

@@ -64,9 +64,9 @@ void LockedServer::begin(Clock::time_point start, Clock::time_point now) {
 std::pair<StopReason, double> LockedServer::supervise() {
   try {
     return supervisor_->supervise(*this, start_);
-  } catch (const std::exception& e) {
+  } catch (...) {
     // Every thread is still to be stopped and joined: end the run as any thread's exception.
-    fail_thread("the supervisor", e.what());
+    fail_thread(caught_failure("the supervisor"));
     return {stop(StopReason::kFailed), since_start(Clock::now())};
   }
 }
@@ -119,19 +119,12 @@ void LockedServer::serve(const Push& push) {
   carry_out(*outcome, at);
 }
 
-void LockedServer::fail_thread(std::string_view thread, std::string_view what) {
-  std::lock_guard lock(mu_);
-  if (thread_failure_.empty())
-    thread_failure_ = fmt::format("internal error in {}: {}", thread, what);
-  request_stop(StopReason::kFailed);
-}
-
-void LockedServer::fail_model(std::string_view thread, const ModelError& e) {
-  if (!e.detail().empty()) ctx_.logger().debug("{}: {}\n{}", thread, e.what(), e.detail());
+void LockedServer::fail_thread(const CaughtFailure& failure) {
+  if (!failure.detail.empty()) ctx_.logger().debug("{}\n{}", failure.message, failure.detail);
   std::lock_guard lock(mu_);
   if (thread_failure_.empty()) {
-    thread_failure_ = fmt::format("{}: {}", thread, e.what());
-    model_failure_ = true;
+    thread_failure_ = failure.message;
+    failure_cause_ = failure.cause;
   }
   request_stop(StopReason::kFailed);
 }
@@ -173,7 +166,7 @@ Result<RunRecord> LockedServer::finish(StopReason reason, double wall_s,
   if (!thread_failure_.empty()) {
     reason = StopReason::kFailed;
     run_.stop_message = thread_failure_;
-    run_.model_failed = model_failure_;
+    mark_cause(run_, failure_cause_);
   }
   for (int w = 0; w < o_.workers; ++w) {
     WorkerRecord rec = measured[ix(w)];

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/caught_failure.hpp"
 #include "engine/parameter_store.hpp"
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
@@ -75,11 +76,10 @@ class LockedServer final : public SupervisedEngine {
   // Ends the run (the first reason wins) and wakes the supervisor. REQUIRES(mutex())
   void request_stop(StopReason reason);
   bool stopping() const { return stop_reason_ != StopReason::kNone; }  // REQUIRES(mutex())
-  // An exception in `thread` ends the run with kFailed and its message. Takes the lock.
-  void fail_thread(std::string_view thread, std::string_view what);
-  // As fail_thread, for a failure of the model itself (a user's module): "{thread}: {what}",
-  // its detail (a TorchScript traceback) in the run's log at debug level (run.log; -v).
-  void fail_model(std::string_view thread, const ModelError& e);
+  // An exception in one of the run's threads ends the run with kFailed and its line; its
+  // detail (a TorchScript traceback) goes to the run's log at debug level (run.log; -v). Takes
+  // the lock.
+  void fail_thread(const CaughtFailure& failure);
 
   ParameterStore& store() { return store_; }
   const Rule& rule() const { return core_.rule(); }
@@ -136,7 +136,7 @@ class LockedServer final : public SupervisedEngine {
   // The first exception of any thread, as the run's stop message. It ends the run as kFailed
   // whatever stopped it first: a bug is never passed off as a result.
   std::string thread_failure_;
-  bool model_failure_ = false;  // GUARDED_BY(mu_): thread_failure_ is the model's (fail_model)
+  FailureCause failure_cause_ = FailureCause::kBug;  // GUARDED_BY(mu_): thread_failure_'s
 };
 
 }  // namespace stalesgd

@@ -261,7 +261,7 @@ RunRecord RunSupervisor::finish(RunRecord run, StopReason reason, double end_s,
     // user's module failing in eval mode (exit 1, its traceback in run.log).
     run.stop_reason = StopReason::kFailed;
     run.stop_message = evaluator_.failure();
-    run.model_failed = evaluator_.model_failed();
+    mark_cause(run, evaluator_.failure_cause());
     if (const auto detail = evaluator_.failure_detail(); !detail.empty()) {
       ctx_.logger().debug("{}\n{}", run.stop_message, detail);
     }

@@ -1,6 +1,7 @@
 // The real-thread engine as the LockedServer's transport: assignments into the worker slots,
 // the server thread (--server thread) and the run's life cycle. Workers: thread_worker.cpp.
 #include "engine/thread_engine.hpp"
+#include "util/fault_point.hpp"
 #include "util/state_stream.hpp"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ ThreadEngine::ThreadEngine(RunContext& ctx)
   if (server_.rule().cuts_in_flight()) {
     wake_ = std::make_unique<ServerTimers>(
         slots_, server_.store(), server_.rule(), o_.delay_mode,
-        [this](const std::string& what) { server_.fail_thread("the wake timer", what); });
+        [this](const CaughtFailure& failure) { server_.fail_thread(failure); });
   } else {
     wake_ = std::make_unique<OwnTimers>(server_.store());
   }
@@ -120,10 +121,8 @@ void ThreadEngine::server_main() {
       }
       server_.serve(push_of(push.worker, push.ticket, push.loss, push.pushed_at, push.pin));
     }
-  } catch (const std::exception& e) {
-    server_.fail_thread("the server thread", e.what());
   } catch (...) {
-    server_.fail_thread("the server thread", "an exception that is not a std::exception");
+    server_.fail_thread(caught_failure("the server thread"));
   }
 }
 
@@ -134,9 +133,18 @@ Result<RunRecord> ThreadEngine::run() {
 
   std::vector<std::thread> threads;
   threads.reserve(slots_.size());
-  for (int w = 0; w < o_.workers; ++w) threads.emplace_back([this, w] { worker_main(w); });
   std::thread server;
-  if (o_.server == ServerPlacement::kThread) server = std::thread([this] { server_main(); });
+  try {
+    for (int w = 0; w < o_.workers; ++w) {
+      fault_point("thread");
+      threads.emplace_back([this, w] { worker_main(w); });
+    }
+    if (o_.server == ServerPlacement::kThread) server = std::thread([this] { server_main(); });
+  } catch (...) {
+    // A thread the system would not start: the run ends failed before its first update, the
+    // threads started so far stopped and joined below like any run's.
+    server_.fail_thread(caught_failure("starting the worker threads"));
+  }
 
   {
     std::lock_guard lock(start_mu_);

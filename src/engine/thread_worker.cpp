@@ -20,12 +20,8 @@ void ThreadEngine::worker_main(int w) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   try {
     worker_loop(w);
-  } catch (const ModelError& e) {
-    server_.fail_model(fmt::format("worker {}", w), e);
-  } catch (const std::exception& e) {
-    server_.fail_thread(fmt::format("worker {}", w), e.what());
   } catch (...) {
-    server_.fail_thread(fmt::format("worker {}", w), "an exception that is not a std::exception");
+    server_.fail_thread(caught_failure(fmt::format("worker {}", w)));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/run_context.hpp"
+#include "engine/run_resources.hpp"
 #include "stalesgd/data/holdout.hpp"
 #include "stalesgd/data/partition.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -48,6 +49,7 @@ Result<RunRecord> train(const ResolvedRun& run, const Dataset& given, const Trai
                                 derive_seed(options.seed, SeedStream::kPartition));
   if (!shards) return shards.error();
   ctx.shards = std::move(shards).value();
+  if (auto s = check_run_resources(options, ctx.model->num_params()); !s) return s.error();
   ctx.initial.resize(ctx.model->num_params());
   ctx.model->init_params(ctx.initial, derive_seed(options.seed, SeedStream::kModelInit));
 

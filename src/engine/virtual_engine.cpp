@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/caught_failure.hpp"
 #include "engine/run_context.hpp"
 #include "engine/run_supervisor.hpp"
 #include "engine/server_core.hpp"
@@ -85,12 +86,11 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     try {
       fault_point("worker");  // the exit-status tests' injected bug, as in a worker thread
       loss = *ctx_.model->loss_and_gradient(pin.params(), batch, grad_, *ws_);
-    } catch (const ModelError& e) {  // the user's module: the run ends failed, its line kept
-      if (!e.detail().empty()) ctx_.logger().debug("worker {}: {}\n{}", w, e.what(), e.detail());
-      run_.model_failed = true;
-      return fail(t, fmt::format("worker {}: {}", w, e.what()));
-    } catch (const std::exception& e) {  // a bug: the run ends failed, exit 3
-      return fail(t, fmt::format("internal error in worker {}: {}", w, e.what()));
+    } catch (...) {  // the user's module, the machine (exit 1) or a bug (exit 3)
+      const CaughtFailure failure = caught_failure(fmt::format("worker {}", w));
+      if (!failure.detail.empty()) ctx_.logger().debug("{}\n{}", failure.message, failure.detail);
+      mark_cause(run_, failure.cause);
+      return fail(t, failure.message);
     }
     // The simulated duration: X with --compute-time as the delay mode combines them (under a
     // time limit, from the start of the last attempt).
@@ -134,8 +134,10 @@ class VirtualEngine final : public EventSimulator::Callbacks {
         run_.divergence = s.error().message;
         end_ = last_t_;
       }
-    } catch (const std::exception& e) {
-      fail(last_t_, fmt::format("internal error in the virtual engine: {}", e.what()));
+    } catch (...) {
+      const CaughtFailure failure = caught_failure("the virtual engine");
+      mark_cause(run_, failure.cause);
+      fail(last_t_, failure.message);
     }
     run_.workers = sim_.workers();
     for (auto& rec : run_.workers) core_.count(rec.worker, rec);

@@ -105,10 +105,8 @@ void WakeTimer::run() {
   // An exception ends the thread and goes to its owner, which ends the run (no terminate).
   try {
     loop();
-  } catch (const std::exception& e) {
-    if (fail_) fail_(e.what());
   } catch (...) {
-    if (fail_) fail_("an exception that is not a std::exception");
+    if (fail_) fail_(caught_failure("the wake timer"));
   }
 }
 

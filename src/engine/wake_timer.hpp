@@ -26,15 +26,17 @@
 #include <thread>
 #include <vector>
 
+#include "engine/caught_failure.hpp"
+
 namespace stalesgd {
 
 class WakeTimer {
  public:
   using Clock = std::chrono::steady_clock;
   using Fire = std::function<void(int worker, std::uint64_t ticket)>;
-  // Called once, on the timer thread and without its lock, with the message of an exception
-  // that ended the thread (nothing fires after it).
-  using Fail = std::function<void(const std::string& message)>;
+  // Called once, on the timer thread and without its lock, with what the exception that ended
+  // the thread means (nothing fires after it).
+  using Fail = std::function<void(const CaughtFailure& failure)>;
 
   struct Entry {
     int worker = 0;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "config/option_table.hpp"
+#include "engine/caught_failure.hpp"
 #include "engine/train_io.hpp"
 #include "experiment/folder_run.hpp"
 #include "model/architectures.hpp"
@@ -63,15 +64,38 @@ Result<FolderRun> train_into_folder(const ResolvedRun& run, const Dataset& data,
       return s.error();
     }
   }
-  auto record = train(run, data,
-                      TrainIo{.interrupt = io.interrupt,
-                              .journal = folder.journal.get(),
-                              .resume = io.resume,
-                              .progress = io.progress,
-                              .log = log != nullptr ? log->logger().get() : nullptr,
-                              .model = io.model,
-                              .run_log = log});
-  if (!record) return record.error();
+  // A run that ends before it has a record (refused at its start, memory or threads running
+  // out, a bug thrown out of an engine) still leaves summary.json saying "failed", not
+  // "running". A resumed one keeps its folder as it was: its checkpoint resumes once the cause
+  // is gone.
+  const auto write_failed = [&](const std::string& message) {
+    if (!folder.journal || io.resume != nullptr) return;
+    RunRecord failed;
+    failed.stop_reason = StopReason::kFailed;
+    failed.stop_message = message;
+    io.provenance.ended = std::chrono::system_clock::now();
+    (void)finish_run_outputs(*folder.journal, run, failed, std::nullopt, message, io.provenance);
+  };
+  Result<RunRecord> record = Error{""};
+  try {
+    record = train(run, data,
+                   TrainIo{.interrupt = io.interrupt,
+                           .journal = folder.journal.get(),
+                           .resume = io.resume,
+                           .progress = io.progress,
+                           .log = log != nullptr ? log->logger().get() : nullptr,
+                           .model = io.model,
+                           .run_log = log});
+  } catch (...) {
+    const CaughtFailure failure = caught_failure("the run");
+    write_failed(failure.message);
+    if (failure.cause == FailureCause::kBug) throw;  // exit 3, as main says
+    return Error{failure.message};
+  }
+  if (!record) {
+    write_failed(record.error().message);
+    return record.error();
+  }
   FolderRun out{std::move(record).value(), std::nullopt, {}};
   const RunRecord& r = out.record;
   switch (r.stop_reason) {

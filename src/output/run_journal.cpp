@@ -89,10 +89,11 @@ Result<std::unique_ptr<RunJournal>> RunJournal::open(const fs::path& dir, Existi
     // A folder holds a run once its training started: what a run refused or killed before its
     // first update left (headers, run.log) is replaced without asking.
     // A summary.json saying "running" is the start of a run killed before it ended: its
-    // checkpoint or its rows decide, below.
-    const bool finished = read_summary_status(dir).finished();
+    // checkpoint or its rows decide, below. One saying "failed" before the first update holds
+    // nothing either (output/summary_status.hpp).
+    const bool holds = read_summary_status(dir).holds_run();
     for (const char* name : {"summary.json", "checkpoint.bin"}) {
-      if ((std::string_view(name) != "summary.json" || finished) && fs::exists(dir / name, ec)) {
+      if ((std::string_view(name) != "summary.json" || holds) && fs::exists(dir / name, ec)) {
         return Error{fmt::format(
             "--out {} already holds a run ({}); pass --force to replace it, --resume {} to "
             "continue it, or another --out",

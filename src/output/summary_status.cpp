@@ -21,6 +21,9 @@ SummaryStatus read_summary_status(const std::filesystem::path& dir) {
   if (const auto it = j.find("stop_reason"); it != j.end() && it->is_string()) {
     s.stop_reason = *it;
   }
+  if (const auto it = j.find("iterations"); it != j.end() && it->is_number_unsigned()) {
+    s.iterations = it->get<std::uint64_t>();
+  }
   return s;
 }
 

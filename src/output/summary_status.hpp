@@ -4,6 +4,7 @@
 // killed: it may be resumed from its checkpoint.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -13,9 +14,13 @@ struct SummaryStatus {
   bool exists = false;  // DIR/summary.json is there
   std::string status;   // its "status"; empty when it has none or cannot be parsed
   std::string stop_reason;
+  std::uint64_t iterations = 0;
 
   // A summary.json written at the end of a run (any status but "running").
   bool finished() const { return exists && status != "running"; }
+  // A finished run worth keeping: one that failed before its first update (a thread that would
+  // not start, memory that ran out) holds nothing the corrected command should need --force for.
+  bool holds_run() const { return finished() && !(status == "failed" && iterations == 0); }
 };
 
 SummaryStatus read_summary_status(const std::filesystem::path& dir);

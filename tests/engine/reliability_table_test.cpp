@@ -59,6 +59,24 @@ const std::map<std::string, Case>& cases() {
       {"sigint", [](const TempDir& d) { return signalled(d, "INT"); }},
       {"sigterm", [](const TempDir& d) { return signalled(d, "TERM"); }},
       {"kill-9", [](const TempDir& d) { return signalled(d, "KILL"); }},
+      {"sighup", [](const TempDir& d) { return signalled(d, "HUP"); }},
+      {"sigusr1", [](const TempDir& d) { return signalled(d, "USR1"); }},
+      {"file-size-limit",
+       [](const TempDir& d) {
+         // 16 KiB: the journal's rows reach it within the first hundred updates. SIGXFSZ at its
+         // default in the child, as a shell's would be.
+         return train(d, "--iterations 100000", "ulimit -f 16; exec env --default-signal=XFSZ ");
+       }},
+      {"out-of-memory",
+       [](const TempDir& d) {
+         return train(d, "--workers 2 --rule async --iterations 100",
+                      "STALESGD_FAULT=worker:alloc ");
+       }},
+      {"thread-refused",
+       [](const TempDir& d) {
+         return train(d, "--workers 2 --rule async --iterations 100",
+                      "STALESGD_FAULT=thread:threads ");
+       }},
       {"diverges", [](const TempDir& d) { return train(d, "--lr 1e9 --iterations 1000"); }},
       {"thread-exception",
        [](const TempDir& d) { return train(d, "--iterations 1000", "STALESGD_FAULT=worker "); }},

@@ -113,10 +113,10 @@ TEST_CASE("wake timer: an exception in the callback ends the thread and reaches 
   std::string failure;
   WakeTimer timer(
       2, [](int, std::uint64_t) { throw std::runtime_error("release failed"); },
-      [&](const std::string& what) {
+      [&](const CaughtFailure& f) {
         {
           std::lock_guard lock(mu);
-          failure = what;
+          failure = f.message;
         }
         cv.notify_all();
       });
@@ -124,7 +124,7 @@ TEST_CASE("wake timer: an exception in the callback ends the thread and reaches 
   timer.arm(entries);
   std::unique_lock lock(mu);
   REQUIRE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return !failure.empty(); }));
-  CHECK(failure == "release failed");
+  CHECK(failure == "internal error in the wake timer: release failed");
   lock.unlock();
   timer.arm(entries);  // nothing runs it any more, and stop() still returns
   timer.stop();

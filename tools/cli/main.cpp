@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "util/live_line.hpp"
+#include "util/memory.hpp"
 
 namespace stalesgd::cli {
 
@@ -82,6 +84,12 @@ int main(int argc, char** argv) {
       }
     }
     return stalesgd::mpi::finalize(stalesgd::cli::run_cli(argc, argv));
+  } catch (const std::bad_alloc&) {
+    // Memory ran out where no command caught it (a run's own failures are caught and written
+    // as "failed"): the machine's limit, not a bug.
+    fmt::print(stderr, "stalesgd: error: {}\n", stalesgd::out_of_memory_message("stalesgd"));
+    if (stalesgd::mpi::active()) stalesgd::mpi::abort(1);
+    return 1;
   } catch (const std::exception& e) {
     // Only bugs and worker failures reach here; still one line, still non-zero. Under MPI the
     // other ranks may wait for this one: end them too.

@@ -24,6 +24,7 @@
 #include "stalesgd/theory/runtime.hpp"
 #include "stalesgd/util/seed.hpp"
 #include "util/logging.hpp"
+#include "util/memory.hpp"
 
 namespace stalesgd::cli {
 namespace {
@@ -156,7 +157,13 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     if (log) log->record(spdlog::level::err, message);
     return fail(message, status);
   };
-  if (!data) data.emplace(load_dataset(options.dataset, options.data_dir));
+  if (!data) {
+    try {
+      data.emplace(load_dataset(options.dataset, options.data_dir));
+    } catch (const std::bad_alloc&) {
+      return failed(out_of_memory_message("reading the data"), 1);
+    }
+  }
   if (ready && !*data) ready = data->error();
   // --partition that leaves a worker no sample is bad input, like a bad flag.
   if (ready) {
@@ -180,7 +187,12 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   // take seconds and poll nothing.
   std::unique_ptr<Model> model;
   if (startup) {
-    auto built = make_model(options.model, dataset.train.shape, dataset.num_classes);
+    Result<std::unique_ptr<Model>> built = Error{""};
+    try {
+      built = make_model(options.model, dataset.train.shape, dataset.num_classes);
+    } catch (const std::bad_alloc&) {
+      return failed(out_of_memory_message("building the model"), 1);
+    }
     if (!built) return failed(built.error().message, 1);
     model = std::move(built).value();
     startup->disarm();
@@ -211,8 +223,8 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     }
   }
   // Written first, then the one line, last also when stdout is a pipe: failed workers, a stall,
-  // a divergence, a failed write or a failing model exit 1, an exception in one of the run's
-  // threads 3 (an internal error, as main's).
+  // a divergence, a failed write, a failing model or memory or threads running out exit 1, an
+  // exception in one of the run's threads 3 (an internal error, as main's).
   std::fflush(stdout);
   switch (run->stop_reason) {
     case StopReason::kDiverged:
@@ -221,7 +233,8 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
     case StopReason::kStalled:
       return failed(run->stop_message, 1);
     case StopReason::kFailed:
-      return failed(run->stop_message, run->output_failed || run->model_failed ? 1 : 3);
+      return failed(run->stop_message,
+                    run->output_failed || run->model_failed || run->resources_failed ? 1 : 3);
     case StopReason::kInterrupted:
       // --engine mpi: ended by mpirun while a rank did not answer (stop_message names it).
       if (!run->stop_message.empty()) return failed(run->stop_message, interrupt.exit_code());

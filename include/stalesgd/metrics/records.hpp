@@ -129,6 +129,7 @@ struct RunRecord {
   std::string stop_message;       // with "failed", "workers-failed", "stalled": one line saying why
   bool output_failed = false;     // with "failed": an output write failed (not a bug in a thread)
   bool model_failed = false;      // with "failed": the model itself failed (a user's module)
+  bool resources_failed = false;  // with "failed": memory or threads ran out (the machine's limit)
   std::size_t evals_skipped = 0;  // snapshots skipped while the evaluation backlog was full
   std::optional<double> time_to_target_s;  // first snapshot with test error <= target
   // The virtual clock's machine as modelled (messages sized, --server-time auto measured);

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/caught_failure.hpp"
 #include "engine/mpi/idle_wait.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/mpi/rank_clock.hpp"
@@ -210,10 +211,12 @@ void MpiServer::receive_main() {
         take(a, in, now);
       }
     }
-  } catch (const std::exception& e) {
-    // A bug; the worker ranks wait for messages that will not come, so end the whole job.
-    fmt::print(stderr, "stalesgd: error: rank 0: internal error: {}\n", e.what());
-    mpi::abort(3);
+  } catch (...) {
+    // The worker ranks wait for messages that will not come, so end the whole job: memory
+    // running out with exit 1, a bug with 3.
+    const CaughtFailure failure = caught_failure("the receiving thread");
+    fmt::print(stderr, "stalesgd: error: rank 0: {}\n", failure.message);
+    mpi::abort(failure.cause == FailureCause::kBug ? 3 : 1);
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/caught_failure.hpp"
 #include "engine/mpi/idle_wait.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/mpi/rank_clock.hpp"
@@ -232,17 +233,13 @@ void RankWorkers::worker_main(int local) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   try {
     worker_loop(local);
-  } catch (const ModelError& e) {
-    // The user's model failed, not stalesgd: one line, its detail at debug level (-v), exit 1.
-    fmt::print(stderr, "stalesgd: error: rank {}: worker {}: {}\n", mpi::rank(), first_ + local,
-               e.what());
-    if (!e.detail().empty()) ctx_.logger().debug("{}", e.detail());
-    mpi::abort(1);
-  } catch (const std::exception& e) {
-    // A bug: rank 0 would wait for this worker forever, so end the whole job.
-    fmt::print(stderr, "stalesgd: error: rank {}: internal error in worker {}: {}\n", mpi::rank(),
-               first_ + local, e.what());
-    mpi::abort(3);
+  } catch (...) {
+    // Rank 0 would wait for this worker forever, so end the whole job: the user's model or the
+    // machine's limits with exit 1 (the detail at debug level, -v), a bug with 3.
+    const CaughtFailure failure = caught_failure(fmt::format("worker {}", first_ + local));
+    fmt::print(stderr, "stalesgd: error: rank {}: {}\n", mpi::rank(), failure.message);
+    if (!failure.detail.empty()) ctx_.logger().debug("{}", failure.detail);
+    mpi::abort(failure.cause == FailureCause::kBug ? 3 : 1);
   }
 }
 

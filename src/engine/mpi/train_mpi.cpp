@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/caught_failure.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/mpi/mpi_server.hpp"
 #include "engine/mpi/rank_workers.hpp"
@@ -57,10 +58,12 @@ Result<RunRecord> train(RunContext& ctx) {
   try {
     mpi::RankWorkers workers(ctx, mpi::rank());
     workers.run();
-  } catch (const std::exception& e) {
-    // A bug: rank 0 would wait for this rank forever, so end the whole job.
-    fmt::print(stderr, "stalesgd: error: rank {}: internal error: {}\n", mpi::rank(), e.what());
-    mpi::abort(3);
+  } catch (...) {
+    // Rank 0 would wait for this rank forever, so end the whole job: memory or threads running
+    // out with exit 1, a bug with 3.
+    const CaughtFailure failure = caught_failure("the worker rank");
+    fmt::print(stderr, "stalesgd: error: rank {}: {}\n", mpi::rank(), failure.message);
+    mpi::abort(failure.cause == FailureCause::kBug ? 3 : 1);
   }
   return RunRecord{};
 }
