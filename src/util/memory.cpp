@@ -11,19 +11,10 @@
 
 #include <fmt/format.h>
 
+#include "util/cgroup.hpp"
+
 namespace stalesgd {
 namespace {
-
-std::optional<std::uint64_t> read_number(const std::string& path) {
-  std::ifstream in(path);
-  std::string word;
-  if (!(in >> word) || word == "max") return std::nullopt;
-  try {
-    return static_cast<std::uint64_t>(std::stoull(word));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
 
 // A field of /proc/meminfo or /proc/self/status in bytes ("MemTotal:  24 kB").
 std::optional<std::uint64_t> kb_field(const char* file, std::string_view name) {
@@ -35,30 +26,6 @@ std::optional<std::uint64_t> kb_field(const char* file, std::string_view name) {
     std::istringstream fields(line.substr(name.size() + 1));
     std::uint64_t kb = 0;
     if (fields >> kb) return kb * 1024;
-  }
-  return std::nullopt;
-}
-
-// The memory cgroup's limit and use: v2 (one hierarchy, "0::/path") or v1 (the "memory"
-// controller's line), under the usual mount points; a limit of "max" or near 2^63 is none.
-std::optional<std::pair<std::uint64_t, std::uint64_t>> cgroup_memory() {
-  std::ifstream in("/proc/self/cgroup");
-  for (std::string line; std::getline(in, line);) {
-    const auto a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-    const bool v2 = controllers.empty() && line.rfind("0:", 0) == 0;
-    if (!v2 && controllers.find("memory") == std::string::npos) continue;
-    const std::string mount = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
-    const char* limit_file = v2 ? "/memory.max" : "/memory.limit_in_bytes";
-    const char* use_file = v2 ? "/memory.current" : "/memory.usage_in_bytes";
-    // In a container the path may be the host's: the mount's root is then the cgroup.
-    for (const std::string& dir : {mount + path, mount}) {
-      const auto limit = read_number(dir + limit_file);
-      if (!limit) continue;
-      if (*limit >= (std::uint64_t{1} << 62)) return std::nullopt;
-      return std::pair{*limit, read_number(dir + use_file).value_or(0)};
-    }
   }
   return std::nullopt;
 }
@@ -103,11 +70,12 @@ MemoryRoom memory_room() {
                          byte_size_text(static_cast<double>(as.rlim_cur)),
                          byte_size_text(static_cast<double>(used))));
   }
-  if (const auto cg = cgroup_memory()) {
-    consider(cg->first, cg->second,
+  if (const auto cg = cgroup_limit("memory", "memory.max", "memory.current",
+                                   "memory.limit_in_bytes", "memory.usage_in_bytes")) {
+    consider(cg->limit, cg->used,
              fmt::format("the memory cgroup's limit of {}, {} of it in use",
-                         byte_size_text(static_cast<double>(cg->first)),
-                         byte_size_text(static_cast<double>(cg->second))));
+                         byte_size_text(static_cast<double>(cg->limit)),
+                         byte_size_text(static_cast<double>(cg->used))));
   }
   // The machine: memory and swap, all of it (what other processes hold may yet be freed, so
   // a refusal on this count is sure).

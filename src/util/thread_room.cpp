@@ -11,21 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "util/cgroup.hpp"
 #include "util/memory.hpp"
 
 namespace stalesgd {
 namespace {
-
-std::optional<std::uint64_t> read_number(const std::string& path) {
-  std::ifstream in(path);
-  std::string word;
-  if (!(in >> word) || word == "max") return std::nullopt;
-  try {
-    return static_cast<std::uint64_t>(std::stoull(word));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
 
 // Threads on the whole system: the fourth field of /proc/loadavg, "running/total".
 std::optional<std::uint64_t> system_threads() {
@@ -49,25 +39,6 @@ std::uint64_t own_threads() {
   return 1;
 }
 
-// The pids cgroup's limit and use: v2 ("0::/path") or v1 (the "pids" controller's line).
-std::optional<std::pair<std::uint64_t, std::uint64_t>> cgroup_pids() {
-  std::ifstream in("/proc/self/cgroup");
-  for (std::string line; std::getline(in, line);) {
-    const auto a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-    const bool v2 = controllers.empty() && line.rfind("0:", 0) == 0;
-    if (!v2 && controllers != "pids") continue;
-    const std::string mount = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/pids";
-    for (const std::string& dir : {mount + path, mount}) {
-      const auto limit = read_number(dir + "/pids.max");
-      if (!limit) continue;
-      return std::pair{*limit, read_number(dir + "/pids.current").value_or(0)};
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 ThreadRoom thread_room() {
@@ -76,14 +47,14 @@ ThreadRoom thread_room() {
     const std::uint64_t left = limit > used ? limit - used : 0;
     if (left < room.threads) room = {left, std::move(what)};
   };
-  if (const auto max = read_number("/proc/sys/kernel/threads-max")) {
+  if (const auto max = read_number_file("/proc/sys/kernel/threads-max")) {
     const std::uint64_t used = system_threads().value_or(0);
-    consider(*max, used,
-             fmt::format("the kernel's threads-max of {}, {} running", *max, used));
+    consider(*max, used, fmt::format("the kernel's threads-max of {}, {} running", *max, used));
   }
-  if (const auto pids = cgroup_pids()) {
-    consider(pids->first, pids->second,
-             fmt::format("the pids cgroup's pids.max of {}, {} in use", pids->first, pids->second));
+  if (const auto pids =
+          cgroup_limit("pids", "pids.max", "pids.current", "pids.max", "pids.current")) {
+    consider(pids->limit, pids->used,
+             fmt::format("the pids cgroup's pids.max of {}, {} in use", pids->limit, pids->used));
   }
   rlimit nproc{};
   // Root is not held to RLIMIT_NPROC; the user's other processes count too, so this process's
@@ -110,8 +81,9 @@ std::uint64_t thread_stack_bytes() {
 Status check_threads(std::uint64_t more, std::string_view what, std::string_view fix) {
   const ThreadRoom room = thread_room();
   if (!room.limit.empty() && more > room.threads) {
-    return Error{fmt::format("{}: {} threads needed, but the system allows only {} more, under {}; {}",
-                             what, more, room.threads, room.limit, fix)};
+    return Error{
+        fmt::format("{}: {} threads needed, but the system allows only {} more, under {}; {}", what,
+                    more, room.threads, room.limit, fix)};
   }
   // Each stack is address space reserved at once: it counts against ulimit -v (and only there;
   // its pages are touched as used).

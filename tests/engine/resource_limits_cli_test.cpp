@@ -42,13 +42,15 @@ void check_failed(const CliResult& r, const fs::path& out, const std::string& li
 
 }  // namespace
 
-TEST_CASE("resource limits CLI: memory running out in a worker is one line and exit 1 on every "
-          "engine",
-          "[cli][reliability][resources]") {
-  const std::string flags = GENERATE(std::string("--workers 4 --rule async"),
-                                     std::string("--workers 4 --rule async --server thread"),
-                                     std::string("--workers 4 --rule async --server hogwild"),
-                                     std::string("--workers 4 --rule k-async --k 2 --clock virtual"));
+TEST_CASE(
+    "resource limits CLI: memory running out in a worker is one line and exit 1 on every "
+    "engine",
+    "[cli][reliability][resources]") {
+  const std::string flags =
+      GENERATE(std::string("--workers 4 --rule async"),
+               std::string("--workers 4 --rule async --server thread"),
+               std::string("--workers 4 --rule async --server hogwild"),
+               std::string("--workers 4 --rule k-async --k 2 --clock virtual"));
   INFO(flags);
   TempDir dir;
   const auto r = train("STALESGD_FAULT=worker:alloc ", flags, dir / "run");
@@ -66,9 +68,9 @@ TEST_CASE("resource limits CLI: a worker thread the system will not start is one
   const std::string server = GENERATE(std::string("inline"), std::string("thread"));
   INFO(server);
   TempDir dir;
-  const auto r = train("STALESGD_FAULT=thread:threads ",
-                       "--workers 8 --rule k-sync --k 4 --delay const:1ms --server " + server,
-                       dir / "run");
+  const auto r =
+      train("STALESGD_FAULT=thread:threads ",
+            "--workers 8 --rule k-sync --k 4 --delay const:1ms --server " + server, dir / "run");
   check_failed(r, dir / "run",
                "starting the worker threads: the system would not start another thread (EAGAIN)");
   CHECK_THAT(r.output, Contains("fewer --workers, or --clock virtual"));
@@ -78,9 +80,10 @@ TEST_CASE("resource limits CLI: a worker thread the system will not start is one
 // Not in the sanitizer builds: ASan and TSan reserve terabytes of address space for their
 // shadow memory at start-up, so no process starts under a `ulimit -v`; the plain suite runs it.
 #if !STALESGD_TEST_SANITIZED
-TEST_CASE("resource limits CLI: under ulimit -v what cannot fit is refused before it is "
-          "allocated",
-          "[cli][reliability][resources]") {
+TEST_CASE(
+    "resource limits CLI: under ulimit -v what cannot fit is refused before it is "
+    "allocated",
+    "[cli][reliability][resources]") {
   TempDir dir;
   const std::string limit = "ulimit -v 3000000 && ";  // 3 GB of address space
   SECTION("an .npz whose arrays need more memory than the limit: no summary, nothing to force") {
@@ -114,9 +117,10 @@ TEST_CASE("resource limits CLI: under ulimit -v what cannot fit is refused befor
     CHECK(v.exit_code == 0);
   }
   SECTION("a model whose copies cannot fit: one per worker and the server's") {
-    const auto r =
-        run_shell(limit + kCli + " train --model mlp --hidden 20000,20000 --workers 4 "
-                              "--iterations 5 --no-progress --out " + (dir / "run").string());
+    const auto r = run_shell(limit + kCli +
+                             " train --model mlp --hidden 20000,20000 --workers 4 "
+                             "--iterations 5 --no-progress --out " +
+                             (dir / "run").string());
     check_failed(r, dir / "run", "5 copies of the model's 415920010 values");
   }
 }
