@@ -90,8 +90,10 @@ std::optional<nlohmann::json> predict_from_settings(
     std::string flag = key;
     std::replace(flag.begin(), flag.end(), '_', '-');
     const OptionDecl* d = find_option(flag);
-    // runs.csv leaves an option a run does not have empty (an mlp's hidden of a softmax).
-    if (d == nullptr || value.empty()) continue;
+    // runs.csv leaves an option a run does not have empty (an mlp's hidden of a softmax). A
+    // plug-in a run names is never loaded here, which would run code the served folder names:
+    // its rules are known when serve's own --plugin loaded it.
+    if (d == nullptr || value.empty() || key == "plugin") continue;
     if (!set_from_text(*d, value, options)) return std::nullopt;
   }
   auto run = ResolvedRun::resolve(std::move(options));

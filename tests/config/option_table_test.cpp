@@ -88,11 +88,11 @@ TEST_CASE(
 
   TrainerOptions mlp;  // with every option that only some runs have
   mlp.model.name = "mlp";
-  mlp.rule.staleness_bound = 0;
-  mlp.rule.backups = 0;
-  mlp.rule.staleness_threshold = 2;
-  mlp.rule.old_point = "discard";
-  mlp.rule.time_limit = "30ms";
+  mlp.rule.params.set("staleness-bound", std::int64_t{0});
+  mlp.rule.params.set("backups", std::int64_t{0});
+  mlp.rule.params.set("staleness-threshold", std::int64_t{2});
+  mlp.rule.params.set("old-point", std::string("discard"));
+  mlp.rule.params.set("time-limit", std::string("30ms"));
   mlp.cores = 2;
   mlp.server_time = "20us";
   mlp.machine = "m.json";

@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
+#include "rules/reference_rules.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
@@ -99,9 +100,12 @@ int run_theory_error(ErrorArgs a) {
                 2);
   }
   std::vector<RuleConfig> rules;
-  const std::string rule = t.rule.empty() ? "k-sync" : t.rule;
+  // Theorem 1's K-sync unless --rule says otherwise; a rule whose K is fixed (sync, async)
+  // at that K alone, the others at K = 1, 2, 4, ..., P.
+  const std::string rule = t.rule.empty() ? first_k_rule(1).name : t.rule;
+  const RuleInfo* info = find_rule(rule);
   std::vector<int> ks;
-  if (t.k > 0 || rule == "sync" || rule == "async") {
+  if (t.k > 0 || (info != nullptr && info->k != KChoice::kGiven)) {
     ks.push_back(t.k);
   } else {
     for (int k = 1; k <= t.workers; k = k * 2 > t.workers && k != t.workers ? t.workers : k * 2)
@@ -219,7 +223,7 @@ int theory_error_command(int argc, char** argv) {
   // clang-format off
   options.add_options()
       ("error", "Predict error, not only runtime")
-      ("rule", rule_choices(/*with_own_flags=*/false), cxxopts::value<std::string>()->default_value("k-sync"))
+      ("rule", rule_choices(/*with_own_flags=*/false), cxxopts::value<std::string>()->default_value(first_k_rule(1).name))
       ("workers", "Number of workers P", cxxopts::value<int>()->default_value("8"))
       ("k", "(--k) Gradients per update K (default: K = 1, 2, 4, ..., P)", cxxopts::value<int>())
       ("delay", "Delay spec, e.g. 'exp:mean=10ms' (docs/stragglers.md)", cxxopts::value<std::string>())
