@@ -33,7 +33,8 @@ std::optional<CgroupLimit> cgroup_limit(const std::string& controller, const std
       const auto limit = read_number_file(dir + "/" + (v2 ? v2_limit : v1_limit));
       if (!limit) continue;
       if (*limit >= (std::uint64_t{1} << 62)) return std::nullopt;
-      return CgroupLimit{*limit, read_number_file(dir + "/" + (v2 ? v2_used : v1_used)).value_or(0)};
+      return CgroupLimit{*limit,
+                         read_number_file(dir + "/" + (v2 ? v2_used : v1_used)).value_or(0)};
     }
   }
   return std::nullopt;
