@@ -63,7 +63,7 @@ struct Zoo {
 // `stalesgd train` of k-async with K = 2 of 4 workers and exponential straggler delays,
 // evaluated at the start and the end only.
 CliResult train(const Zoo& z, const std::string& clock, const fs::path& out) {
-  return run_shell(kCli + " train --model torchscript:" + z.file.string() +
+  return run_shell(kTorchCli + " train --model torchscript:" + z.file.string() +
                    " --dataset npz:" + z.data.string() + " --workers " + std::to_string(kWorkers) +
                    " --rule k-async --k " + std::to_string(kK) +
                    " --delay exp:mean=2ms --iterations " + std::to_string(z.iterations) +
@@ -193,7 +193,7 @@ TEST_CASE("torchscript zoo: bn-cnn with busy LibTorch workers holds --time and s
   // whole of MNIST (the final row scores all 10,000 test images), k-async with stragglers.
   TempDir dir;
   const auto r = run_shell(
-      kCli + " train --model torchscript:" + exported_model("zoo-bn-cnn", "bn-cnn").string() +
+      kTorchCli + " train --model torchscript:" + exported_model("zoo-bn-cnn", "bn-cnn").string() +
       " --dataset mnist --workers 4 --rule k-async --k 2"
       " --delay exp:mean=10ms --time 8s --no-progress --out " +
       dir.path().string());
