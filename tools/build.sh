@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Configures and builds stalesgd with CMake + Ninja (Release, -march=native).
-# usage: tools/build.sh [--sanitize address,undefined|thread] [--target T]  -> prints the build
-#        directory
+# usage: tools/build.sh [--sanitize address,undefined|thread] [--target T]...  -> prints the build
+#        directory. Without --target it builds everything (the suite and the benchmarks too);
+#        --target builds those targets alone (the quickstart: stalesgd_cli, the binary and its
+#        TorchScript plugin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,8 +11,8 @@ sanitize="" target=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize="${2:?--sanitize needs address,undefined or thread}"; shift 2 ;;
-    --target) target=(--target "${2:?--target needs a target}"); shift 2 ;;
-    *) echo "tools/build.sh: unknown argument '$1'; usage: tools/build.sh [--sanitize address,undefined|thread] [--target T]" >&2; exit 2 ;;
+    --target) target+=("${2:?--target needs a target}"); shift 2 ;;
+    *) echo "tools/build.sh: unknown argument '$1'; usage: tools/build.sh [--sanitize address,undefined|thread] [--target T]..." >&2; exit 2 ;;
   esac
 done
 compiler=()
@@ -40,7 +42,11 @@ fi
 # -march=native here, for the suite and the benchmarks; the CMake default is a portable build
 # (docs/install.md).
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTALESGD_NATIVE=ON \
-  -DSTALESGD_SANITIZE="$sanitize" -DSTALESGD_FUZZ="$fuzz" -DSTALESGD_BUILD_BENCHMARKS="$benchmarks" \
-  "${compiler[@]}" "${launcher[@]}" >/dev/null
-cmake --build "$dir" "${target[@]}" >&2
+  -DSTALESGD_SANITIZE="$sanitize" -DSTALESGD_FUZZ="$fuzz" -DSTALESGD_BUILD_TESTS=ON \
+  -DSTALESGD_BUILD_BENCHMARKS="$benchmarks" "${compiler[@]}" "${launcher[@]}" >/dev/null
+if [ ${#target[@]} -gt 0 ]; then
+  cmake --build "$dir" --target "${target[@]}" >&2
+else
+  cmake --build "$dir" >&2
+fi
 echo "$dir"

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null 2>&1 ||
-  { echo "tools/format.sh: clang-format not found; run tools/setup.sh build" >&2; exit 1; }
+  { echo "tools/format.sh: clang-format not found; run tools/setup.sh test" >&2; exit 1; }
 mapfile -t files < <(git ls-files '*.cpp' '*.hpp')
 if [ "${1:-}" = "--check" ]; then
   bad=()

@@ -7,8 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Only what the quickstart uses: no test tools, no browser. The binary and, where LibTorch is
+# installed (tools/setup.sh torch), its TorchScript plugin; tools/test.sh builds the suite.
 tools/setup.sh build plot serve
-dir=$(tools/build.sh)
+dir=$(tools/build.sh --target stalesgd_cli)
 "$dir"/stalesgd data fetch mnist
 "$dir"/stalesgd data info --dataset mnist
 echo

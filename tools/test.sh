@@ -9,8 +9,8 @@ sanitize_args=()
 if [ "${1:-}" = "--sanitize" ]; then sanitize_args=(--sanitize "${2:?}"); shift 2; fi
 # The AddressSanitizer + UBSan build is clang's, with the fuzz harnesses (tools/build.sh).
 case "${sanitize_args[1]:-}" in
-  address,undefined|undefined,address) tools/setup.sh build plot torch serve fuzz ;;
-  *) tools/setup.sh build plot torch serve ;;
+  address,undefined|undefined,address) tools/setup.sh build plot serve test torch fuzz ;;
+  *) tools/setup.sh build plot serve test torch ;;
 esac
 dir=$(tools/build.sh "${sanitize_args[@]}")
 "$dir"/stalesgd data fetch mnist

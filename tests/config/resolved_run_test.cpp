@@ -148,8 +148,8 @@ TEST_CASE("every time a run takes is refused over 1e9 s in one line", "[config][
 TEST_CASE("stalesgd train opens a trace file exactly once", "[config]") {
   if (!program_available("strace")) {
     FAIL(
-        "strace is not installed: tools/setup.sh installs it (the build group); run "
-        "tools/setup.sh, or apt-get install strace");
+        "strace is not installed: tools/setup.sh installs it (the test group); run "
+        "tools/setup.sh test, or apt-get install strace");
   }
   TempDir dir;
   // A distinctive name, so that no other path in the strace log matches it.

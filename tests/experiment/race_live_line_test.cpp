@@ -16,7 +16,7 @@ using namespace stalesgd::test;
 
 TEST_CASE("race --jobs 2 on a terminal: one live line, ended runs in the order they started",
           "[race][progress][cli]") {
-  REQUIRE(run_shell("command -v tmux").exit_code == 0);  // tools/setup.sh build installs it
+  REQUIRE(run_shell("command -v tmux").exit_code == 0);  // tools/setup.sh test installs it
   TempDir dir;
   // Virtual-clock runs (they share the machine); the first runs longest, so the second ends
   // before it and must wait to be printed.

@@ -33,7 +33,7 @@ TEST_CASE("torchscript CLI: a bad TorchScript file is one line, exit 1, and bloc
   const fs::path out = dir / "run";
   for (const auto& [file, expected] : cases) {
     INFO(file);
-    const auto r = run_shell(kCli + " train --model torchscript:" + file +
+    const auto r = run_shell(kTorchCli + " train --model torchscript:" + file +
                              " --iterations 5 --no-progress --out " + out.string());
     INFO(r.output);
     CHECK(r.exit_code == 1);
@@ -41,7 +41,7 @@ TEST_CASE("torchscript CLI: a bad TorchScript file is one line, exit 1, and bloc
     CHECK_THAT(r.output, Contains("stalesgd: error: --model torchscript:") && Contains(expected));
   }
   const auto good = exported_model("mlp-mnist", "mlp");
-  const auto r = run_shell(kCli + " train --model torchscript:" + good.string() +
+  const auto r = run_shell(kTorchCli + " train --model torchscript:" + good.string() +
                            " --iterations 5 --no-progress --out " + out.string());
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -79,7 +79,7 @@ TEST_CASE("torchscript CLI: a virtual-clock run killed with kill -9 and resumed 
           "[model][torchscript][resume]") {
   TempDir a, b;
   const auto file = exported_model("mlp-mnist", "mlp");
-  const std::string run = kCli + " train --model torchscript:" + file.string() +
+  const std::string run = kTorchCli + " train --model torchscript:" + file.string() +
                           " --clock virtual --time 4s --rule k-async --k 2 --workers 4 "
                           "--delay exp:mean=10ms --eval-every 1s --checkpoint-every 0.5s "
                           "--no-progress --out ";
@@ -92,7 +92,7 @@ TEST_CASE("torchscript CLI: a virtual-clock run killed with kill -9 and resumed 
   INFO(cut.output);
   REQUIRE(cut.output.find("finished") == std::string::npos);
   REQUIRE(summary_status(b.path()) == "running");  // written at the start, never ended
-  const auto resumed = run_shell(kCli + " train --no-progress --resume " + b.path().string());
+  const auto resumed = run_shell(kTorchCli + " train --no-progress --resume " + b.path().string());
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
   for (const char* f : {"updates.csv", "gradients.csv", "evals.csv", "workers.csv"}) {

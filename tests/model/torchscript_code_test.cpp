@@ -10,6 +10,7 @@
 
 #include "output/model_file.hpp"
 #include "support/fixtures.hpp"
+#include "support/torchscript_files.hpp"
 
 #ifdef STALESGD_HAVE_TORCHSCRIPT
 
@@ -33,7 +34,7 @@ fs::path make(const TempDir& dir, const std::string& name, const fs::path& targe
 }
 
 CliResult train(const fs::path& module, const fs::path& out) {
-  return run_shell(kCli + " train --model torchscript:" + module.string() +
+  return run_shell(kTorchCli + " train --model torchscript:" + module.string() +
                    " --iterations 3 --no-progress --out " + out.string());
 }
 
@@ -55,8 +56,9 @@ TEST_CASE("torchscript code: a module whose loading writes a file is refused bef
     fs::remove(target);
     for (const auto& command :
          {train(module, dir / (name + "-run")),
-          run_shell(kCli + " export --model torchscript:" + module.string() + " --model-file " +
-                    (dir / "weights.npy").string() + " --out " + (dir / "x.pt").string())}) {
+          run_shell(kTorchCli + " export --model torchscript:" + module.string() +
+                    " --model-file " + (dir / "weights.npy").string() + " --out " +
+                    (dir / "x.pt").string())}) {
       INFO(command.output);
       CHECK(command.exit_code == 1);
       CHECK(line_count(command.output) == 1);

@@ -18,6 +18,7 @@
 #include "support/csv_column.hpp"
 #include "support/fixtures.hpp"
 #include "support/summary.hpp"
+#include "support/torchscript_files.hpp"
 
 #ifdef STALESGD_HAVE_TORCHSCRIPT
 
@@ -50,7 +51,7 @@ fs::path module_file(const std::string& name) {
 constexpr std::size_t kBnCnnBuffers = 8 + 8 + 1 + 16 + 16 + 1;
 
 std::string train(const fs::path& model, const std::string& args, const fs::path& out) {
-  return kCli + " train --model torchscript:" + model.string() + " --no-progress " + args +
+  return kTorchCli + " train --model torchscript:" + model.string() + " --no-progress " + args +
          " --out " + out.string();
 }
 
@@ -167,14 +168,14 @@ TEST_CASE("torchscript train mode: k-async with stragglers on threads, exported 
   for (std::size_t i = 0; i < 16; ++i) unchanged += (*w)[first + i] == (i < 8 ? 0.0f : 1.0f);
   CHECK(unchanged == 0);
 
-  const auto eval = run_shell(kCli + " eval --model torchscript:" + model.string() +
+  const auto eval = run_shell(kTorchCli + " eval --model torchscript:" + model.string() +
                               " --dataset mnist --model-file " + (dir / "w.npy").string());
   INFO(eval.output);
   REQUIRE(eval.exit_code == 0);
   CHECK_THAT(eval.output, Contains(fmt::format("{:.4f}", ours)));
 
   const auto exported =
-      run_shell(kCli + " export --model torchscript:" + model.string() + " --model-file " +
+      run_shell(kTorchCli + " export --model torchscript:" + model.string() + " --model-file " +
                 (dir / "w.npy").string() + " --out " + (dir / "trained.pt").string() +
                 " --state-dict " + (dir / "trained.pth").string());
   INFO(exported.output);
@@ -281,7 +282,7 @@ TEST_CASE(
                               (dir / "w.npy").string(),
                           dir / "run"))
               .exit_code == 0);
-  const std::string base = kCli + " export --model torchscript:" + model.string() + " --out " +
+  const std::string base = kTorchCli + " export --model torchscript:" + model.string() + " --out " +
                            (dir / "out.pt").string() + " ";
   const std::vector<std::pair<std::string, std::string>> cases{
       {"--model-file " + (dir / "w.npy").string() + " --into " +
@@ -305,7 +306,7 @@ TEST_CASE(
     CHECK_FALSE(fs::exists(dir / "out.pt"));
   }
   // Another model's parameters: the count names both.
-  REQUIRE(run_shell(kCli +
+  REQUIRE(run_shell(kTorchCli +
                     " train --model mlp --clock virtual --iterations 2 --eval-every 1000s "
                     "--no-progress --save-model " +
                     (dir / "mlp.npy").string() + " --out " + (dir / "mlp").string())

@@ -55,7 +55,7 @@ TEST_CASE("man page: every command's flags, from the tables --help prints, read 
       CHECK(page.output.find(roff_flag(flag)) != std::string::npos);
     }
   }
-  // groff (tools/setup.sh build installs groff-base) formats it without a warning.
+  // groff (tools/setup.sh test installs groff-base) formats it without a warning.
   REQUIRE(run_shell("command -v groff").exit_code == 0);
   const auto warnings = run_shell(kCli + " --man | groff -man -Tutf8 -ww -z");
   CHECK(warnings.exit_code == 0);

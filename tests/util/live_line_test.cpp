@@ -13,7 +13,7 @@ using namespace stalesgd::test;
 
 TEST_CASE("live line: log lines and the progress line never share a row, and it never wraps",
           "[cli][logging]") {
-  REQUIRE(run_shell("command -v tmux").exit_code == 0);  // tools/setup.sh build installs it
+  REQUIRE(run_shell("command -v tmux").exit_code == 0);  // tools/setup.sh test installs it
   const int columns = GENERATE(60, 200);
   INFO(columns << " columns");
   // One tmux server per generated case: a server told to exit by the previous case may still
