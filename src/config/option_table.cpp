@@ -280,7 +280,7 @@ std::deque<OptionDecl> make_table() {
 }
 #pragma GCC diagnostic pop
 
-constexpr std::string_view kRuleGroup = "The rules' own options (docs/rules.md)";
+constexpr std::string_view kRuleGroup = "The rules' own (docs/rules.md)";
 
 OptionType table_type(RuleOptionType t) {
   switch (t) {
