@@ -223,7 +223,6 @@ int theory_command(int argc, char** argv) {
       ("workers", "Number of workers P", cxxopts::value<int>()->default_value("8"))
       ("k", "(--k) Gradients per update K, 1 <= K <= P", cxxopts::value<int>())
       ("delay", "Delay spec, e.g. 'exp:mean=20ms' (docs/stragglers.md)", cxxopts::value<std::string>())
-      ("delay-mode", "pad | add (with no compute time modelled they agree)", cxxopts::value<std::string>()->default_value("pad"))
       ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
       ("seed", "Seed of the simulation", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("json", "Print JSON instead of a table")
@@ -236,7 +235,7 @@ int theory_command(int argc, char** argv) {
   // The machine's flags and the rules' own options are train's (the option table), so their
   // values read the same.
   add_train_flags(options, kTheoryMachineFlags);
-  add_train_flags(options, {"plugin"});  // loaded already (run_cli)
+  add_train_flags(options, {"plugin", "delay-mode"});  // the plug-in loaded already (run_cli)
   const std::vector<std::string> rule_flags = rule_option_names();
   add_train_flags(options, rule_flags);
   add_logging_options(options);
@@ -274,10 +273,11 @@ int theory_command(int argc, char** argv) {
     if (!r.count("delay"))
       return usage_error("theory", "--delay is required, e.g. --delay exp:mean=20ms");
     a.delay = r["delay"].as<std::string>();
-    const auto mode = r["delay-mode"].as<std::string>();
-    if (mode != "pad" && mode != "add")
-      return fail(fmt::format("--delay-mode '{}' is not pad or add", mode), 2);
-    a.delay_mode = mode == "pad" ? DelayMode::kPad : DelayMode::kAdd;
+    {
+      TrainerOptions given;  // --delay-mode read as train reads it (the option table)
+      if (auto s = set_train_flags(r, {"delay-mode"}, given); !s) return fail(s.error().message, 2);
+      a.delay_mode = given.delay_mode;
+    }
     a.samples = r["samples"].as<std::uint64_t>();
     if (a.samples < 100)
       return fail(fmt::format("--samples {} is too few; use at least 100", a.samples), 2);

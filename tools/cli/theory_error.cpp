@@ -227,7 +227,6 @@ int theory_error_command(int argc, char** argv) {
       ("workers", "Number of workers P", cxxopts::value<int>()->default_value("8"))
       ("k", "(--k) Gradients per update K (default: K = 1, 2, 4, ..., P)", cxxopts::value<int>())
       ("delay", "Delay spec, e.g. 'exp:mean=10ms' (docs/stragglers.md)", cxxopts::value<std::string>())
-      ("delay-mode", "pad | add", cxxopts::value<std::string>()->default_value("pad"))
       ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
       ("seed", "The run's seed: w0, and the estimates' draws", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("model", "softmax (the bounds need a strongly convex loss)", cxxopts::value<std::string>()->default_value("softmax"))
@@ -244,6 +243,7 @@ int theory_error_command(int argc, char** argv) {
       ("json", "Print JSON instead of a table")
       ("h,help", "Show this help");
   // clang-format on
+  add_train_flags(options, {"delay-mode"});
   add_logging_options(options);
   try {
     auto r = parse(options, argc, argv);
@@ -259,10 +259,11 @@ int theory_error_command(int argc, char** argv) {
       if (t.k < 1) return fail(fmt::format("--k {} must satisfy 1 <= K <= P", t.k), 2);
     }
     if (r.count("delay")) t.delay = r["delay"].as<std::string>();
-    const auto mode = r["delay-mode"].as<std::string>();
-    if (mode != "pad" && mode != "add")
-      return fail(fmt::format("--delay-mode '{}' is not pad or add", mode), 2);
-    t.delay_mode = mode == "pad" ? DelayMode::kPad : DelayMode::kAdd;
+    {
+      TrainerOptions given;  // --delay-mode read as train reads it (the option table)
+      if (auto s = set_train_flags(r, {"delay-mode"}, given); !s) return fail(s.error().message, 2);
+      t.delay_mode = given.delay_mode;
+    }
     t.samples = r["samples"].as<std::uint64_t>();
     if (t.samples < 100)
       return fail(fmt::format("--samples {} is too few; use at least 100", t.samples), 2);
