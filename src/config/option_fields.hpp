@@ -60,17 +60,4 @@ OptionDecl field(OptionDecl d) {
   return d;
 }
 
-// A rule's own flag (ssp's s, backup's b, ringmaster's R, rennala's old point): straight to the
-// field, but left out of summary.json while it holds RuleSpec's "not given" (-1, or "").
-template <auto... Path>
-OptionDecl rule_field(OptionDecl d) {
-  d = field<&TrainerOptions::rule, Path...>(d);
-  d.get = [](const TrainerOptions& o) -> std::optional<OptionValue> {
-    const auto& f = member_of<&TrainerOptions::rule, Path...>(o);
-    if (f == std::remove_cvref_t<decltype(f)>(RuleSpec{}.*Path...)) return std::nullopt;
-    return get_field<&TrainerOptions::rule, Path...>(o);
-  };
-  return d;
-}
-
 }  // namespace stalesgd::option_fields

@@ -2,12 +2,17 @@
 // parsers that apply CLI text and TOML values through it are in option_values.cpp.
 #include "config/option_table.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <mutex>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "config/option_fields.hpp"
+#include "config/plugins.hpp"
+#include "rules/reference_rules.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
 
@@ -29,10 +34,10 @@ const std::string& word(const OptionValue& v) {
 // which is what every entry below means to do.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-std::vector<OptionDecl> make_table() {
+std::deque<OptionDecl> make_table() {
   using T = OptionType;
   using O = TrainerOptions;
-  std::vector<OptionDecl> t;
+  std::deque<OptionDecl> t;
   // clang-format off
   t.push_back(field<&O::dataset>({.name = "dataset", .type = T::kString, .default_text = "mnist",
       .help = "mnist | fashion-mnist | cifar10 | npz:PATH (your own arrays, an .npz file)",
@@ -57,8 +62,9 @@ std::vector<OptionDecl> make_table() {
 
   // The registry's names (rules/rule_registry.hpp); the table lives as long as the process.
   static const std::string rule_help = rule_choices();
+  static const std::string kDefaultRule = all_workers_rule().name;
   t.push_back(field<&O::rule, &RuleSpec::name>({.name = "rule", .type = T::kString,
-      .default_text = "sync", .help = rule_help, .group = kServerGroup}));
+      .default_text = kDefaultRule, .help = rule_help, .group = kServerGroup}));
   // Not field<>: --engine mpi needs to know whether P was given or is the ranks'.
   t.push_back({.name = "workers", .type = T::kInteger, .default_text = "1",
       .help = "Number of worker threads P", .group = kServerGroup, .min = 1, .max = 4096,
@@ -77,25 +83,6 @@ std::vector<OptionDecl> make_table() {
   t.push_back(field<&O::rule, &RuleSpec::k>({.name = "k", .type = T::kInteger,
       .help = "Gradients per update K, 1 <= K <= P (sync: P, async: 1)", .group = kServerGroup,
       .min = 1, .max = 4096, .expects = "an integer K with 1 <= K <= P"}));
-  t.push_back(rule_field<&RuleSpec::staleness_bound>({.name = "staleness-bound",
-      .type = T::kInteger,
-      .help = "ssp: gradients a worker may run ahead of the slowest live worker s (0: lock-step)",
-      .group = kServerGroup, .min = 0, .max = 1'000'000'000,
-      .expects = "an integer s with 0 <= s <= 1000000000"}));
-  t.push_back(rule_field<&RuleSpec::backups>({.name = "backups", .type = T::kInteger,
-      .help = "backup: workers the update does not wait for b, 0 <= b < P (k-sync with K = P - b)",
-      .group = kServerGroup, .min = 0, .max = 4095, .expects = "an integer b with 0 <= b < P"}));
-  t.push_back(rule_field<&RuleSpec::staleness_threshold>({.name = "staleness-threshold",
-      .type = T::kInteger,
-      .help = "ringmaster: a gradient R or more updates stale is ignored, R >= 1",
-      .group = kServerGroup, .min = 1, .max = 1'000'000'000,
-      .expects = "an integer R with 1 <= R <= 1000000000"}));
-  t.push_back(rule_field<&RuleSpec::old_point>({.name = "old-point", .type = T::kString,
-      .help = "rennala, ringmaster: discard | interrupt, the work an update makes old",
-      .group = kServerGroup}));
-  t.push_back(rule_field<&RuleSpec::time_limit>({.name = "time-limit", .type = T::kString,
-      .help = "mindflayer: an attempt past D is abandoned, a fresh one starts (D, or D;w3=D2)",
-      .group = kServerGroup}));
   t.push_back(field<&O::batch>({.name = "batch", .type = T::kInteger, .default_text = "32",
       .help = "Minibatch size per gradient", .group = kServerGroup, .min = 1, .max = 65536}));
   t.push_back(field<&O::lr>({.name = "lr", .type = T::kNumber, .default_text = "0.05",
@@ -261,6 +248,17 @@ std::vector<OptionDecl> make_table() {
       .help = "With --out: write DIR/checkpoint.bin this often (run clock), so --resume DIR can "
               "continue the run; 0s = never",
       .group = kEngineGroup, .toml = false}));
+  // Recorded, so that --resume, a race's jobs and every MPI rank load the same plug-ins; made
+  // absolute, as they may run elsewhere (config/plugins.hpp).
+  t.push_back({.name = "plugin", .type = T::kString,
+      .help = "Load the rules of these plug-ins (.so files built with STALESGD_PLUGIN, colons "
+              "between several): their --rule names and options join these",
+      .group = kEngineGroup,
+      .set = [](O& o, const OptionValue& v) { o.plugin = absolute_plugin_paths(word(v)); },
+      .get = [](const O& o) -> std::optional<OptionValue> {
+        if (o.plugin.empty()) return std::nullopt;
+        return OptionValue{o.plugin};
+      }});
   t.push_back(field<&O::resume_dir>({.name = "resume", .type = T::kString,
       .help = "Continue the run in DIR from its checkpoint, with the flags it was started with",
       .group = kEngineGroup, .toml = false, .json = false}));
@@ -282,11 +280,126 @@ std::vector<OptionDecl> make_table() {
 }
 #pragma GCC diagnostic pop
 
+constexpr std::string_view kRuleGroup = "The rules' own (docs/rules.md)";
+
+OptionType table_type(RuleOptionType t) {
+  switch (t) {
+    case RuleOptionType::kInteger:
+      return OptionType::kInteger;
+    case RuleOptionType::kNumber:
+      return OptionType::kNumber;
+    case RuleOptionType::kDuration:
+      return OptionType::kDuration;
+    case RuleOptionType::kString:
+      return OptionType::kString;
+    case RuleOptionType::kChoice:
+      return OptionType::kChoice;
+  }
+  return OptionType::kString;
+}
+
+// A table entry for a rule's option: its value in TrainerOptions::rule.params, absent (and out
+// of summary.json) until given. Its strings are the registry's, which lives as long as the
+// process; the help names the rules that take it.
+OptionDecl rule_option_decl(const RuleOption& o, const std::string& help) {
+  OptionDecl d;
+  d.name = o.name;
+  d.type = table_type(o.type);
+  d.help = help;
+  d.group = kRuleGroup;
+  d.min = o.min;
+  d.max = o.max;
+  for (const std::string& c : o.choices) d.choices.push_back(c);
+  d.expects = o.expects;
+  d.rule_option = true;
+  const std::string name = o.name;
+  d.set = [name](TrainerOptions& opts, const OptionValue& v) {
+    std::visit(
+        [&](const auto& x) {
+          using X = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<X, std::int64_t> || std::is_same_v<X, double> ||
+                        std::is_same_v<X, std::string>) {
+            opts.rule.params.set(name, x);
+          }
+        },
+        v);
+  };
+  d.get = [name](const TrainerOptions& opts) -> std::optional<OptionValue> {
+    const auto v = opts.rule.params.get(name);
+    if (!v) return std::nullopt;
+    return std::visit([](const auto& x) { return OptionValue{x}; }, *v);
+  };
+  return d;
+}
+
+// Train's own options, then the rules'.
+struct Table {
+  std::mutex mutex;
+  std::deque<OptionDecl> options = make_table();  // GUARDED_BY(mutex) while it grows
+  std::size_t own = options.size();               // train's own, before the rules'
+  std::uint64_t generation = ~std::uint64_t{0};   // GUARDED_BY(mutex): the registry's, seen
+  std::deque<std::string> helps;                  // GUARDED_BY(mutex): the rules' help lines
+};
+
+Table& table() {
+  static Table* t = new Table;  // never destroyed: options may be read during exit
+  return *t;
+}
+
+// An option name train's own table holds, which a rule's may not take.
+bool is_own_option(const Table& t, std::string_view name) {
+  for (std::size_t i = 0; i < t.own; ++i) {
+    if (t.options[i].name == name) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-std::span<const OptionDecl> train_options() {
-  static const std::vector<OptionDecl> table = make_table();
-  return table;
+const std::deque<OptionDecl>& train_options() {
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  if (rules_generation() == t.generation) return t.options;
+  t.generation = rules_generation();
+  for (const RuleInfo* info : registered_rules()) {
+    for (const RuleOption& o : info->options) {
+      if (is_own_option(t, o.name)) continue;  // check_rule_options says so
+      const auto takers = rules_with_option(o.name);
+      std::string names;
+      for (std::size_t i = 0; i < takers.size(); ++i)
+        names += (i > 0 ? ", " : "") + takers[i]->name;
+      const std::string help = names + ": " + o.help;
+      const auto it =
+          std::find_if(t.options.begin() + static_cast<std::ptrdiff_t>(t.own), t.options.end(),
+                       [&](const OptionDecl& d) { return d.name == o.name; });
+      if (it != t.options.end()) {
+        // Declared before by another rule: the help names every rule that takes it now.
+        if (it->help != help) {
+          t.helps.push_back(help);
+          it->help = t.helps.back();
+        }
+        continue;
+      }
+      t.helps.push_back(help);
+      t.options.push_back(rule_option_decl(o, t.helps.back()));
+    }
+  }
+  return t.options;
+}
+
+Status check_rule_options() {
+  Table& t = table();
+  for (const RuleInfo* info : registered_rules()) {
+    for (const RuleOption& o : info->options) {
+      if (is_own_option(t, o.name)) {
+        return Error{fmt::format(
+            "rule '{}' declares --{}, which is stalesgd train's own option; give its option "
+            "another name",
+            info->name, o.name)};
+      }
+    }
+  }
+  return {};
 }
 
 const OptionDecl* find_option(std::string_view name) {

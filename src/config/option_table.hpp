@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -50,13 +52,23 @@ struct OptionDecl {
   std::int64_t max = 0;
   std::vector<std::string_view> choices;  // kChoice words
   std::string_view expects;  // what a valid value is, for errors; empty: derived from the type
-  void (*set)(TrainerOptions&, const OptionValue&) = nullptr;
+  std::function<void(TrainerOptions&, const OptionValue&)> set;
   // The value in `options`; nullopt leaves it out of the JSON (hidden for a model without any).
-  std::optional<OptionValue> (*get)(const TrainerOptions&) = nullptr;
+  std::function<std::optional<OptionValue>(const TrainerOptions&)> get;
+  // Declared by a rule (rule_option.hpp): its value lives in TrainerOptions::rule.params.
+  bool rule_option = false;
 };
 
-// Every option of `stalesgd train`, in --help order.
-std::span<const OptionDecl> train_options();
+// Every option of `stalesgd train`, in --help order: train's own, then the options the
+// registered rules declare (rule_registry.hpp), each once, in the order the rules registered;
+// a rule registered since the last call has its options appended. The entries stay where they
+// are as the table grows.
+const std::deque<OptionDecl>& train_options();
+
+// A registered rule's option that takes a name of train's own (--batch), or that no table entry
+// can hold: one line naming the rule and the option, for a plug-in's or a program's
+// registration (its options are left out of the table until it is gone).
+Status check_rule_options();
 
 // The declaration whose flag is `name` ("eval-every"), or null.
 const OptionDecl* find_option(std::string_view name);

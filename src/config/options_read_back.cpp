@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
+#include "config/plugins.hpp"
 
 namespace stalesgd {
 namespace {
@@ -56,6 +57,8 @@ std::optional<OptionValue> json_value(const OptionDecl& d, const nlohmann::json&
 }  // namespace
 
 Result<TrainerOptions> options_from_args(const std::vector<std::string>& args) {
+  // A checkpoint's recorded --plugin first: its rules' flags follow.
+  if (auto s = load_plugins_in_args(args); !s) return s.error();
   TrainerOptions o;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];

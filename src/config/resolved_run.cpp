@@ -1,6 +1,8 @@
 // ResolvedRun::resolve: the one place a run's options are validated and parsed.
 #include "stalesgd/config/resolved_run.hpp"
 #include "config/machine_options.hpp"
+#include "config/option_table.hpp"
+#include "config/plugins.hpp"
 #include "config/virtual_budget.hpp"
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/model/model.hpp"
+#include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd {
@@ -73,14 +76,20 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
                     "--engine mpi P = worker ranks x workers per rank",
                     o.workers, o.workers_per_rank)};
   }
+  // The plug-ins the options name (the CLI loaded them already), then a rule's option that
+  // clashes with train's own (a plug-in's --batch) is refused.
+  if (auto s = load_plugins(o.plugin); !s) return s.error();
   auto rule = resolve_rule(o.rule, o.workers);
   if (!rule) return rule.error();
+  // What the rest of the run needs of the rule, as its registration declares it.
+  const RuleInfo& info = *find_rule(rule->rule);
   auto partition = parse_partition(o.partition);
   if (!partition) return partition.error();
-  if (rule->rule == "malenia" && partition->kind == PartitionSpec::Kind::kNone) {
+  if (info.needs_partition && partition->kind == PartitionSpec::Kind::kNone) {
     return Error{
-        "--rule malenia averages per worker over workers that hold different data: give "
-        "--partition iid, by-class or dirichlet:A"};
+        fmt::format("--rule {} averages per worker over workers that hold different data: give "
+                    "--partition iid, by-class or dirichlet:A",
+                    info.name)};
   }
   if (o.batch < 1 || o.batch > 65536) {
     return Error{
@@ -104,11 +113,10 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
     if (!(o.adasync_every_s > 0.0) || !std::isfinite(o.adasync_every_s)) {
       return Error{"--adasync-every must be a positive duration such as 5s"};
     }
-    if (rule->rule != "k-sync" && rule->rule != "k-async") {
+    if (!info.takes_adasync) {
       return Error{
-          fmt::format("--adasync-every adapts K for k-sync and k-async, not {}; use "
-                      "--rule k-sync or --rule k-async with --k K0",
-                      o.rule.name)};
+          fmt::format("--adasync-every adapts K for {}, not {}; use one of them with --k K0",
+                      rules_that([](const RuleInfo& r) { return r.takes_adasync; }), o.rule.name)};
     }
   }
   if (o.compute_time_s < 0.0 || !std::isfinite(o.compute_time_s)) {
@@ -157,11 +165,11 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
                     o.workers_per_rank)};
   }
   if (o.sequential) {
-    if (o.workers != 1 || rule->rule != "sync" || o.delay != "none" ||
-        o.clock != ClockKind::kReal) {
-      return Error{
-          "--sequential is plain SGD in one thread: it takes --workers 1, --rule sync, "
-          "no --delay and the real clock; drop --sequential to use the parameter server"};
+    if (o.workers != 1 || !info.plain_sgd || o.delay != "none" || o.clock != ClockKind::kReal) {
+      return Error{fmt::format(
+          "--sequential is plain SGD in one thread: it takes --workers 1, --rule {}, no --delay "
+          "and the real clock; drop --sequential to use the parameter server",
+          rules_that([](const RuleInfo& r) { return r.plain_sgd; }))};
     }
   }
   if (o.record_drift && (o.sequential || o.server == ServerPlacement::kHogwild)) {
@@ -170,16 +178,11 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
         "was computed on; {} has no server: drop --record-drift or use --server inline",
         o.sequential ? "--sequential" : "--server hogwild")};
   }
-  if (o.server == ServerPlacement::kHogwild && rule->rule == "ssp") {
-    return Error{
-        "--server hogwild has no server to hold a worker back, so it cannot bound staleness "
-        "for --rule ssp; use --server inline or thread"};
-  }
-  if (o.server == ServerPlacement::kHogwild && rule->rule != "async") {
-    return Error{
-        fmt::format("--server hogwild has no server to collect K gradients, so it runs "
-                    "--rule async only, not {}; use --server inline or thread",
-                    o.rule.name)};
+  if (o.server == ServerPlacement::kHogwild && !info.lock_free) {
+    return Error{fmt::format(
+        "--server hogwild has no server to collect gradients or hold a worker back, so it runs "
+        "--rule {} only, not {}; use --server inline or thread",
+        rules_that([](const RuleInfo& r) { return r.lock_free; }), o.rule.name)};
   }
   if (o.server != ServerPlacement::kInline && (o.clock == ClockKind::kVirtual || o.sequential)) {
     return Error{

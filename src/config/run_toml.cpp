@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "config/option_table.hpp"
+#include "config/plugins.hpp"
 #include "stalesgd/straggler/duration.hpp"
 #include "util/regular_file.hpp"
 
@@ -56,6 +57,9 @@ Result<TrainerOptions> options_from_toml(const std::filesystem::path& file) {
   } catch (const toml::parse_error& e) {
     return Error{fmt::format("{}:{}: {}", file.string(), e.source().begin.line, e.description())};
   }
+  // Its plug-ins first: their rules' keys follow.
+  if (auto s = load_plugins_in_toml(t); !s)
+    return Error{fmt::format("{}: {}", file.string(), s.error().message)};
   TrainerOptions o;
   for (const auto& [key, node] : t) {
     std::string flag(key.str());

@@ -10,6 +10,7 @@
 #include "engine/parameter_store.hpp"
 #include "engine/run_context.hpp"
 #include "engine/server_core.hpp"
+#include "rules/reference_rules.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/engine/trainer.hpp"
@@ -53,12 +54,13 @@ TrainerOptions measuring(TrainerOptions o) {
   return o;
 }
 
-// Mean seconds of ServerCore::on_gradient under `rule` with K = P = `workers`, fed one fixed
-// gradient computed on the version each worker holds.
-Result<double> server_step_s(TrainerOptions o, const Dataset& data, const std::string& rule,
-                             int workers, double budget_s) {
+// Mean seconds of ServerCore::on_gradient under `rule` with P = its K (1 for a rule whose K is
+// 1), fed one fixed gradient computed on the version each worker holds.
+Result<double> server_step_s(TrainerOptions o, const Dataset& data, const RuleSpec& rule,
+                             double budget_s) {
+  const int workers = std::max(1, rule.k);
   o = measuring(std::move(o));
-  o.rule = {rule, workers};
+  o.rule = rule;
   o.workers = workers;
   o.clock = ClockKind::kVirtual;
   o.lr = 1e-6;  // the parameters barely move: no divergence however long it runs
@@ -98,7 +100,7 @@ Result<double> server_step_s(TrainerOptions o, const Dataset& data, const std::s
 Result<double> engine_update_s(TrainerOptions o, const Dataset& data, int workers,
                                double per_gradient_s, double budget_s) {
   o = measuring(std::move(o));
-  o.rule = {"async", 1};
+  o.rule = each_gradient_rule();
   o.workers = workers;
   o.clock = ClockKind::kReal;
   o.delay = "none";
@@ -122,9 +124,9 @@ Result<double> engine_update_s(TrainerOptions o, const Dataset& data, int worker
 Result<ServerTiming> measure_server_time(const TrainerOptions& options, const Dataset& data,
                                          double budget_s) {
   constexpr int kBatchOf = 64;
-  auto each = server_step_s(options, data, "async", 1, budget_s / 2);
+  auto each = server_step_s(options, data, each_gradient_rule(), budget_s / 2);
   if (!each) return each.error();
-  auto batched = server_step_s(options, data, "k-async", kBatchOf, budget_s / 2);
+  auto batched = server_step_s(options, data, first_k_async_rule(kBatchOf), budget_s / 2);
   if (!batched) return batched.error();
   // each = g + u, batched = g + u / 64.
   ServerTiming t;

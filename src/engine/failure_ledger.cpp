@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
 #include "util/state_stream.hpp"
 
@@ -62,9 +63,10 @@ std::string FailureLedger::stop_message(const RuleConfig& rule, int k, int live)
   if (live == 0) {
     return fmt::format("{} ({}); {} needs at least one live worker", failed, describe(), name);
   }
-  // backup is k-sync with K = P - b: its flag is --backups, not --k.
-  const std::string fix = rule.backup
-                              ? fmt::format("raise --backups to {} or more", rule.workers - live)
+  // A rule whose K follows from its own option says which (backup: --backups).
+  const RuleInfo* info = find_rule(rule.rule);
+  const std::string fix = info != nullptr && info->fewer_workers_fix
+                              ? info->fewer_workers_fix(rule, live)
                               : fmt::format("lower --k to {} or less", live);
   return fmt::format(
       "{} ({}); {} needs K = {} live workers and {} of {} are left: {} to run on "

@@ -42,7 +42,10 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     for (int w = 0; w < o_.workers; ++w) {
       samplers_.push_back(ctx.sampler(w, derive_seed(o_.seed, SeedStream::kSampler, w)));
     }
-    sim_.saves_attempts(!ctx.run.rule().time_limits.empty());
+    // A rule that draws attempts under a time limit (Rule::budget) has them checkpointed.
+    bool limited = false;
+    for (int w = 0; w < o_.workers; ++w) limited = limited || core_.rule().budget(w).limited();
+    sim_.saves_attempts(limited);
   }
 
   std::span<const RoundProtocol::Start> begin() override { return core_.begin(); }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "config/option_table.hpp"
+#include "config/plugins.hpp"
 #include "experiment/experiment_text.hpp"
 #include "experiment/sweep.hpp"
 #include "util/regular_file.hpp"
@@ -185,12 +186,18 @@ Error printable(Error e) {
 
 // The experiment in `text`, the bytes of the file `path`; every error on one line.
 Result<Experiment> load(const fs::path& path, std::string_view text,
-                        const std::vector<std::string>& set) {
+                        const std::vector<std::string>& set, bool plugins) {
   toml::table doc;
   try {
     doc = toml::parse(text, path.string());
   } catch (const toml::parse_error& e) {
     return printable(syntax_error(path, e));
+  }
+  // The plug-ins its `plugin` keys name, before the keys of their rules are read.
+  if (plugins) {
+    if (auto s = load_plugins_in_toml(doc); !s) {
+      return printable(Error{fmt::format("{}: {}", path.string(), s.error().message)});
+    }
   }
   auto ex = from_document(doc, path, set);
   if (!ex) return printable(ex.error());
@@ -211,12 +218,12 @@ Result<Experiment> load_experiment(const fs::path& path, const std::vector<std::
   // Read whole, so that the copy a race keeps is the text that was parsed.
   auto text = read_user_file(path, "", "give the path of a .toml file", kTextFileMost);
   if (!text) return text.error();
-  return load(path, *text, set);
+  return load(path, *text, set, /*plugins=*/true);
 }
 
 Result<Experiment> parse_experiment(std::string_view text, const fs::path& path,
                                     const std::vector<std::string>& set) {
-  return load(path, text, set);
+  return load(path, text, set, /*plugins=*/false);
 }
 
 }  // namespace stalesgd

@@ -25,8 +25,9 @@ constexpr std::string_view kMagic = "stalesgd checkpoint\n";
 // 2: gradient rows carry duration_s; 3: eval rows carry train_objective; 4: the run's identity
 // (run id, options and data digests, the journal files' CRCs).
 // 5: updates' drift_sq and grad_sq; 6: evals' val_*; 7: the samplers' draw counts (minibatch
-// seeds); 8: evals' scored_s, test_samples and train_samples
-constexpr std::uint64_t kFormat = 8;
+// seeds); 8: evals' scored_s, test_samples and train_samples; 9: the rule's state as named
+// fields behind its name and state version (rule_state.hpp)
+constexpr std::uint64_t kFormat = 9;
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "util/atomic_file.hpp"
 #include "util/build_info.hpp"
 #include "util/host_info.hpp"
+#include "util/plugin_loader.hpp"
 
 namespace stalesgd {
 namespace fs = std::filesystem;
@@ -66,6 +67,11 @@ nlohmann::json provenance_json(const Provenance& p) {
   for (const auto& [name, version] : b.libraries) j["build"]["libraries"][name] = version;
   if (!p.data_digest.empty()) {
     j["data"] = {{"dataset", p.dataset}, {"crc32", p.data_digest}};
+  }
+  // The plug-ins loaded in this process, whose rules the run may have used.
+  j["plugins"] = nlohmann::json::array();
+  for (const auto& plugin : loaded_plugins()) {
+    j["plugins"].push_back({{"path", plugin.path.string()}, {"crc32", plugin.crc32}});
   }
   const HostInfo h = host_info();
   j["host"] = {{"name", h.name}, {"cpu", h.cpu}, {"cores", h.cores}, {"os", h.os}};

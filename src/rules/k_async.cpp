@@ -30,15 +30,12 @@ Decision KAsync::on_gradient(const Arrival& a) {
   return d;
 }
 
-void KAsync::save(StateWriter& out) const {
-  Rule::save(out);
-  out.values(std::vector<std::uint8_t>(seen_.begin(), seen_.end()));
+void KAsync::save_state(RuleState& out) const {
+  out.put("seen", seen_);
 }
 
-void KAsync::load(StateReader& in) {
-  Rule::load(in);
-  const auto seen = in.values<std::uint8_t>(static_cast<std::int64_t>(seen_.size()));
-  if (in.ok()) seen_.assign(seen.begin(), seen.end());
+void KAsync::load_state(RuleState& in) {
+  if (auto seen = in.flags("seen", static_cast<std::int64_t>(seen_.size()))) seen_ = *seen;
 }
 
 void KAsync::clear_round() {
@@ -81,7 +78,9 @@ RuleInfo async_rule() {
           .fixed_form = [](const RuleConfig&,
                            std::span<const double> times) -> std::optional<ClosedForm> {
             return ClosedForm{1.0 / finish_rate(times), "1 / sum_i (1 / tau_i)"};
-          }};
+          },
+          // Every gradient is applied as it arrives: Hogwild!'s lock-free update can do that.
+          .lock_free = true};
 }
 
 RuleInfo k_async_rule() {
@@ -92,7 +91,8 @@ RuleInfo k_async_rule() {
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
             return std::make_unique<KAsync>(c.workers, c.k);
           },
-          .closed_form = k_async_closed_form};
+          .closed_form = k_async_closed_form,
+          .takes_adasync = true};
 }
 
 }  // namespace stalesgd

@@ -70,15 +70,12 @@ Decision KSync::on_retire(int worker, int live) {
   return d;
 }
 
-void KSync::save(StateWriter& out) const {
-  Rule::save(out);
-  out.values(std::vector<std::uint8_t>(seen_.begin(), seen_.end()));
+void KSync::save_state(RuleState& out) const {
+  out.put("seen", seen_);
 }
 
-void KSync::load(StateReader& in) {
-  Rule::load(in);
-  const auto seen = in.values<std::uint8_t>(static_cast<std::int64_t>(seen_.size()));
-  if (in.ok()) seen_.assign(seen.begin(), seen.end());
+void KSync::load_state(RuleState& in) {
+  if (auto seen = in.flags("seen", static_cast<std::int64_t>(seen_.size()))) seen_ = *seen;
 }
 
 void KSync::clear_round() {
@@ -111,7 +108,7 @@ std::optional<ClosedForm> k_sync_closed_form(const RuleConfig& rule, const Distr
 // --rule backup --backups b: Chen et al. 2016's sync with b backup workers, which is k-sync
 // with K = P - b. A --k that says the same K is accepted (summary.json's config holds both).
 Result<RuleConfig> resolve_backup(const RuleSpec& spec, int workers) {
-  const int b = spec.backups;
+  const auto b = spec.params.integer("backups", -1);
   if (b == -1) {
     return Error{
         fmt::format("--rule backup needs --backups b, the workers the update does not wait for "
@@ -129,9 +126,7 @@ Result<RuleConfig> resolve_backup(const RuleSpec& spec, int workers) {
         "apply; drop --k or use --rule k-sync --k {}",
         b, workers - b, spec.k, spec.k)};
   }
-  RuleConfig c{"k-sync", workers, workers - b};
-  c.backup = true;
-  return c;
+  return RuleConfig{"backup", workers, workers - static_cast<int>(b), spec.params};
 }
 
 std::unique_ptr<Rule> make_k_sync(const RuleConfig& c) {
@@ -149,7 +144,8 @@ RuleInfo sync_rule() {
             return std::make_unique<KSync>(c.workers, c.workers, "sync", /*k_is_live=*/true);
           },
           .closed_form = k_sync_closed_form,
-          .fixed_form = k_sync_fixed_form};
+          .fixed_form = k_sync_fixed_form,
+          .plain_sgd = true};
 }
 
 RuleInfo k_sync_rule() {
@@ -159,7 +155,8 @@ RuleInfo k_sync_rule() {
           .k = KChoice::kGiven,
           .make = make_k_sync,
           .closed_form = k_sync_closed_form,
-          .fixed_form = k_sync_fixed_form};
+          .fixed_form = k_sync_fixed_form,
+          .takes_adasync = true};
 }
 
 RuleInfo backup_rule() {
@@ -169,11 +166,25 @@ RuleInfo backup_rule() {
           .make = make_k_sync,
           .closed_form = k_sync_closed_form,
           .fixed_form = k_sync_fixed_form,
+          .options = {{.name = "backups",
+                       .help = "workers the update does not wait for b, 0 <= b < P (k-sync with "
+                               "K = P - b)",
+                       .min = 0,
+                       .max = 4095,
+                       .expects = "an integer b with 0 <= b < P"}},
           .resolve = resolve_backup,
           // b = P - K backups, as many as the new P allows.
-          .at_workers = [](const RuleConfig& c, int workers) {
-            return resolve_rule({"backup", 0, -1, std::min(c.workers - c.k, workers - 1)}, workers);
-          }};
+          .at_workers =
+              [](const RuleConfig& c, int workers) {
+                RuleSpec spec{"backup", 0, c.params};
+                spec.params.set("backups", std::int64_t{std::min(c.workers - c.k, workers - 1)});
+                return resolve_rule(spec, workers);
+              },
+          // Its K is P - b: the flag to change is --backups.
+          .fewer_workers_fix =
+              [](const RuleConfig& c, int live) {
+                return fmt::format("raise --backups to {} or more", c.workers - live);
+              }};
 }
 
 }  // namespace stalesgd

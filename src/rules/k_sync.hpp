@@ -19,8 +19,8 @@ class KSync final : public Rule {
   std::string_view name() const override { return name_; }
   bool synchronous() const override { return true; }
   Decision on_gradient(const Arrival& arrival) override;
-  void save(StateWriter& out) const override;
-  void load(StateReader& in) override;
+  void save_state(RuleState& out) const override;
+  void load_state(RuleState& in) override;
   void clear_round() override;
   bool runs_with(int live) const override { return live >= 1 && (k_is_live_ || k_ <= live); }
   Decision on_retire(int worker, int live) override;

@@ -17,6 +17,7 @@ RuleInfo m_sync_rule() {
   info.make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
     return std::make_unique<KSync>(c.workers, c.k, "m-sync");
   };
+  info.takes_adasync = false;  // AdaSync is the paper's, for k-sync and k-async by name
   return info;
 }
 

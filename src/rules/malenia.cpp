@@ -57,20 +57,21 @@ void Malenia::clear_round() {
   counts_.assign(counts_.size(), 0);
 }
 
-void Malenia::save(StateWriter& out) const {
-  Rule::save(out);
-  out.values(counts_);
-  out.values(std::vector<std::uint8_t>(live_.begin(), live_.end()));
+void Malenia::save_state(RuleState& out) const {
+  out.put("counts", std::vector<std::int64_t>(counts_.begin(), counts_.end()));
+  out.put("live", live_);
 }
 
-void Malenia::load(StateReader& in) {
-  Rule::load(in);
+void Malenia::load_state(RuleState& in) {
   const auto n = static_cast<std::int64_t>(counts_.size());
-  auto counts = in.values<int>(n);
-  const auto live = in.values<std::uint8_t>(n);
-  if (!in.ok()) return;
-  counts_ = std::move(counts);
-  live_.assign(live.begin(), live.end());
+  const auto counts = in.integers("counts", n);
+  const auto live = in.flags("live", n);
+  if (!counts || !live) return;
+  for (const std::int64_t c : *counts) {
+    if (c < 0 || c > most_pending()) return in.fail("a worker's count out of range");
+  }
+  counts_.assign(counts->begin(), counts->end());
+  live_ = *live;
 }
 
 namespace {
@@ -82,7 +83,7 @@ Result<RuleConfig> resolve_malenia(const RuleSpec& spec, int workers) {
         "and the harmonic mean of their counts reaches S / P (S >= 1; S = P: one each)"};
   }
   if (spec.k < 1) return Error{fmt::format("--k {} must be at least 1 (S >= 1)", spec.k)};
-  return RuleConfig{"malenia", workers, spec.k};
+  return RuleConfig{"malenia", workers, spec.k, spec.params};
 }
 
 }  // namespace
@@ -99,7 +100,10 @@ RuleInfo malenia_rule() {
           .at_workers = [](RuleConfig c, int workers) -> Result<RuleConfig> {
             c.workers = workers;  // S may exceed P
             return c;
-          }};
+          },
+          // A mean of per-worker means differs from the mean of all only when workers hold
+          // different data.
+          .needs_partition = true};
 }
 
 }  // namespace stalesgd

@@ -22,8 +22,8 @@ class Malenia final : public Rule {
   bool cuts_in_flight() const override { return false; }
   Decision on_gradient(const Arrival& arrival) override;
   Decision on_retire(int worker, int live) override;
-  void save(StateWriter& out) const override;
-  void load(StateReader& in) override;
+  void save_state(RuleState& out) const override;
+  void load_state(RuleState& in) override;
   void clear_round() override;
 
   int count(int worker) const { return counts_[static_cast<std::size_t>(worker)]; }

@@ -64,29 +64,34 @@ void MindFlayer::clear_round() {
   used_.assign(used_.size(), 0);
 }
 
-void MindFlayer::save(StateWriter& out) const {
-  Rule::save(out);
-  out.values(used_);
-  out.values(std::vector<std::uint8_t>(live_.begin(), live_.end()));
+void MindFlayer::save_state(RuleState& out) const {
+  out.put("used", std::vector<std::int64_t>(used_.begin(), used_.end()));
+  out.put("live", live_);
 }
 
-void MindFlayer::load(StateReader& in) {
-  Rule::load(in);
+void MindFlayer::load_state(RuleState& in) {
   const auto n = static_cast<std::int64_t>(used_.size());
-  auto used = in.values<int>(n);
-  const auto live = in.values<std::uint8_t>(n);
-  if (!in.ok()) return;
-  for (const int u : used) {
+  const auto used = in.integers("used", n);
+  const auto live = in.flags("live", n);
+  if (!used || !live) return;
+  for (const std::int64_t u : *used) {
     if (u < 0 || u > k_) return in.fail("a worker's attempts out of range");
   }
-  used_ = std::move(used);
-  live_.assign(live.begin(), live.end());
+  used_.assign(used->begin(), used->end());
+  live_ = *live;
 }
 
 namespace {
 
+// Each worker's limit in seconds, from --time-limit (checked when the rule was resolved).
+std::vector<double> limits_of(const RuleConfig& c) {
+  auto limits = parse_time_limits(c.params.text("time-limit"), c.workers);
+  return limits ? std::move(limits).value()
+                : std::vector<double>(static_cast<std::size_t>(c.workers), 0.0);
+}
+
 Result<RuleConfig> resolve_mindflayer(const RuleSpec& spec, int workers) {
-  if (spec.time_limit.empty()) {
+  if (!spec.params.has("time-limit")) {
     return Error{
         "--rule mindflayer needs --time-limit D: an attempt whose delay would exceed D is "
         "abandoned and a fresh one starts (one duration, or per worker as in --delay: "
@@ -97,11 +102,9 @@ Result<RuleConfig> resolve_mindflayer(const RuleSpec& spec, int workers) {
         "--rule mindflayer needs --k B, the attempts each worker makes per round (B >= 1)"};
   }
   if (spec.k < 1) return Error{fmt::format("--k {} must be at least 1 (B >= 1)", spec.k)};
-  auto limits = parse_time_limits(spec.time_limit, workers);
+  auto limits = parse_time_limits(spec.params.text("time-limit"), workers);
   if (!limits) return limits.error();
-  RuleConfig c{"mindflayer", workers, spec.k};
-  c.time_limits = std::move(*limits);
-  return c;
+  return RuleConfig{"mindflayer", workers, spec.k, spec.params};
 }
 
 }  // namespace
@@ -114,29 +117,36 @@ RuleInfo mindflayer_rule() {
           .synchronous = true,
           .k = KChoice::kGiven,
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
-            return std::make_unique<MindFlayer>(c.workers, c.k, c.time_limits);
+            return std::make_unique<MindFlayer>(c.workers, c.k, limits_of(c));
           },
           // The paper's round: each worker's B attempts take at most B t_i, so E[T] <= B max t_i.
           .closed_form = [](const RuleConfig& c, const Distribution&) -> std::optional<ClosedForm> {
-            const double t = *std::max_element(c.time_limits.begin(), c.time_limits.end());
+            const auto limits = limits_of(c);
+            const double t = *std::max_element(limits.begin(), limits.end());
             return ClosedForm{c.k * t, "<= B max_i t_i (every attempt at its limit)", true};
           },
           // Fixed times: every attempt of worker i takes min(tau_i, t_i) (kept when tau_i <= t_i).
           .fixed_form = [](const RuleConfig& c,
                            std::span<const double> times) -> std::optional<ClosedForm> {
+            const auto limits = limits_of(c);
             double round = 0.0;
-            for (std::size_t i = 0; i < times.size(); ++i) {
-              round = std::max(round, c.k * std::min(times[i], c.time_limits[i]));
+            for (std::size_t i = 0; i < times.size() && i < limits.size(); ++i) {
+              round = std::max(round, c.k * std::min(times[i], limits[i]));
             }
             return ClosedForm{round, "max_i B min(tau_i, t_i)"};
           },
+          .options = {{.name = "time-limit",
+                       .type = RuleOptionType::kString,
+                       .help = "an attempt past D is abandoned, a fresh one starts (D, or "
+                               "D;w3=D2)"}},
           .resolve = resolve_mindflayer,
           // B is per worker, whatever P; the workers kept keep their limits, new ones take
           // worker 0's.
           .at_workers = [](RuleConfig c, int workers) -> Result<RuleConfig> {
+            auto limits = limits_of(c);
+            limits.resize(static_cast<std::size_t>(workers), limits.front());
             c.workers = workers;
-            const double first = c.time_limits.front();
-            c.time_limits.resize(static_cast<std::size_t>(workers), first);
+            c.params.set("time-limit", describe_time_limits(limits));
             return c;
           }};
 }

@@ -23,8 +23,8 @@ class MindFlayer final : public Rule {
   Decision on_gradient(const Arrival& arrival) override;
   Decision on_retire(int worker, int live) override;
   AttemptBudget budget(int worker) const override;
-  void save(StateWriter& out) const override;
-  void load(StateReader& in) override;
+  void save_state(RuleState& out) const override;
+  void load_state(RuleState& in) override;
   void clear_round() override;
 
   // Attempts worker w has spent this round.

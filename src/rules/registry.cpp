@@ -3,11 +3,15 @@
 #include "stalesgd/rules/rule_registry.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
 #include <deque>
 #include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rules/builtin_rules.hpp"
 
@@ -25,6 +29,9 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::deque<RuleInfo> rules;  // GUARDED_BY(mutex)
+  // Read without the lock by train's option table to see whether to look again; relaxed is
+  // enough, since a reader that sees the new count then takes the lock to read the rules.
+  std::atomic<std::uint64_t> generation{0};
 };
 
 Registry& registry() {
@@ -49,7 +56,7 @@ Result<RuleConfig> resolve_k(const RuleInfo& info, const RuleSpec& spec, int wor
             "k-sync --k {} or drop --k",
             info.name, workers, k, k)};
       }
-      return RuleConfig{info.name, workers, workers};
+      return RuleConfig{info.name, workers, workers, {}};
     case KChoice::kOne:
       if (k != 0 && k != 1) {
         return Error{fmt::format(
@@ -57,7 +64,7 @@ Result<RuleConfig> resolve_k(const RuleInfo& info, const RuleSpec& spec, int wor
             "--k {} or drop --k",
             info.name, k, k)};
       }
-      return RuleConfig{info.name, workers, 1};
+      return RuleConfig{info.name, workers, 1, {}};
     case KChoice::kGiven:
       break;
   }
@@ -68,7 +75,100 @@ Result<RuleConfig> resolve_k(const RuleInfo& info, const RuleSpec& spec, int wor
     return Error{fmt::format("--k {} is out of range for --workers {}: K must satisfy 1 <= K <= P",
                              k, workers)};
   }
-  return RuleConfig{info.name, workers, k};
+  return RuleConfig{info.name, workers, k, {}};
+}
+
+const char* type_name(RuleOptionType t) {
+  switch (t) {
+    case RuleOptionType::kInteger:
+      return "integer";
+    case RuleOptionType::kNumber:
+      return "number";
+    case RuleOptionType::kDuration:
+      return "duration";
+    case RuleOptionType::kString:
+      return "string";
+    case RuleOptionType::kChoice:
+      return "choice";
+  }
+  return "?";
+}
+
+// An option's declaration on its own: a flag's spelling, bounds that hold a value, words.
+Status check_option(const RuleInfo& info, const RuleOption& o) {
+  const bool spelt = !o.name.empty() && std::islower(static_cast<unsigned char>(o.name[0])) &&
+                     std::all_of(o.name.begin(), o.name.end(), [](char c) {
+                       return std::islower(static_cast<unsigned char>(c)) ||
+                              std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+                     });
+  if (!spelt) {
+    return Error{fmt::format(
+        "register_rule: '{}' declares an option '{}'; a name is lower-case letters, digits and "
+        "'-', starting with a letter",
+        info.name, o.name)};
+  }
+  if (o.help.empty()) {
+    return Error{
+        fmt::format("register_rule: '{}' declares --{} without a help line", info.name, o.name)};
+  }
+  if (o.type == RuleOptionType::kInteger && o.min > o.max) {
+    return Error{fmt::format("register_rule: '{}' declares --{} with min {} above max {}",
+                             info.name, o.name, o.min, o.max)};
+  }
+  if (o.type == RuleOptionType::kChoice && o.choices.empty()) {
+    return Error{fmt::format("register_rule: '{}' declares --{} as a choice without words",
+                             info.name, o.name)};
+  }
+  return {};
+}
+
+bool same_declaration(const RuleOption& a, const RuleOption& b) {
+  return a.type == b.type && a.min == b.min && a.max == b.max && a.choices == b.choices;
+}
+
+// A given value of the rule's option `o`, checked as the option table checks the CLI's.
+Status check_value(const RuleOption& o, const RuleValue& v) {
+  const auto must_be = [&](const std::string& what) {
+    return Error{fmt::format("--{} must be {}", o.name, o.expects.empty() ? what : o.expects)};
+  };
+  switch (o.type) {
+    case RuleOptionType::kInteger: {
+      const auto* i = std::get_if<std::int64_t>(&v);
+      if (i == nullptr || *i < o.min || *i > o.max) {
+        return must_be(fmt::format("an integer from {} to {}", o.min, o.max));
+      }
+      return {};
+    }
+    case RuleOptionType::kNumber:
+    case RuleOptionType::kDuration: {
+      const auto* d = std::get_if<double>(&v);
+      if (d == nullptr || !std::isfinite(*d) || (o.type == RuleOptionType::kDuration && *d < 0)) {
+        return must_be(o.type == RuleOptionType::kNumber ? "a finite number" : "a duration");
+      }
+      return {};
+    }
+    case RuleOptionType::kString:
+      if (!std::holds_alternative<std::string>(v)) return must_be("a string");
+      return {};
+    case RuleOptionType::kChoice: {
+      const auto* w = std::get_if<std::string>(&v);
+      if (w == nullptr || std::find(o.choices.begin(), o.choices.end(), *w) == o.choices.end()) {
+        return must_be(fmt::format("one of {}", fmt::join(o.choices, ", ")));
+      }
+      return {};
+    }
+  }
+  return {};
+}
+
+// "--rule ssp", "--rule rennala and ringmaster": the rules that take an option.
+std::string rule_list(const std::vector<const RuleInfo*>& rules) {
+  std::string out;
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    if (i > 0) out += i + 1 == rules.size() ? " and " : ", ";
+    out += rules[i]->name;
+  }
+  return out;
 }
 
 }  // namespace
@@ -80,15 +180,58 @@ Status register_rule(RuleInfo info) {
         info.name)};
   }
   if (!info.make) return Error{fmt::format("register_rule: '{}' has no make", info.name)};
+  for (std::size_t i = 0; i < info.options.size(); ++i) {
+    if (auto s = check_option(info, info.options[i]); !s) return s;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (info.options[j].name == info.options[i].name) {
+        return Error{fmt::format("register_rule: '{}' declares --{} twice", info.name,
+                                 info.options[i].name)};
+      }
+    }
+  }
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   for (const auto& known : r.rules) {
     if (known.name == info.name) {
       return Error{fmt::format("register_rule: '{}' is registered already", info.name)};
     }
+    for (const RuleOption& mine : info.options) {
+      for (const RuleOption& theirs : known.options) {
+        if (mine.name == theirs.name && !same_declaration(mine, theirs)) {
+          return Error{fmt::format(
+              "register_rule: '{}' declares --{} as a {}, which rule '{}' declares as a {} of "
+              "other bounds or words; declare it alike, or give it another name",
+              info.name, mine.name, type_name(mine.type), known.name, type_name(theirs.type))};
+        }
+      }
+    }
   }
   r.rules.push_back(std::move(info));
+  r.generation.fetch_add(1, std::memory_order_relaxed);
   return {};
+}
+
+std::string rules_that(const std::function<bool(const RuleInfo&)>& has) {
+  std::vector<const RuleInfo*> rules;
+  for (const RuleInfo* info : registered_rules()) {
+    if (info->alias_of.empty() && has(*info)) rules.push_back(info);
+  }
+  return rule_list(rules);
+}
+
+std::uint64_t rules_generation() {
+  Registry& r = registry();
+  return r.generation.load(std::memory_order_relaxed);
+}
+
+std::vector<const RuleInfo*> rules_with_option(std::string_view name) {
+  std::vector<const RuleInfo*> out;
+  for (const RuleInfo* info : registered_rules()) {
+    for (const RuleOption& o : info->options) {
+      if (o.name == name) out.push_back(info);
+    }
+  }
+  return out;
 }
 
 const RuleInfo* find_rule(std::string_view name) {
@@ -149,10 +292,6 @@ Result<RuleConfig> rule_at_workers(const RuleConfig& rule, int workers) {
   return c;
 }
 
-std::string_view RuleConfig::name() const {
-  return backup ? std::string_view("backup") : rule;
-}
-
 bool RuleConfig::synchronous() const {
   const RuleInfo* info = find_rule(rule);
   return info != nullptr && info->synchronous;
@@ -167,25 +306,21 @@ Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers) {
   if (workers < 1) {
     return Error{fmt::format("--workers {} must be at least 1", workers)};
   }
-  // The baselines' own flags belong to them alone.
-  if (spec.staleness_bound != -1 && spec.name != "ssp") {
-    return Error{fmt::format("--staleness-bound applies to --rule ssp only, not {}", spec.name)};
+  // A rule's own options belong to it alone, each of its type and range.
+  for (const auto& [name, value] : spec.params.values()) {
+    const auto mine = std::find_if(info->options.begin(), info->options.end(),
+                                   [&](const RuleOption& o) { return o.name == name; });
+    if (mine == info->options.end()) {
+      const auto takers = rules_with_option(name);
+      if (takers.empty()) return Error{fmt::format("--{} is no rule's option", name)};
+      return Error{fmt::format("--{} applies to --rule {} only, not {}", name, rule_list(takers),
+                               spec.name)};
+    }
+    if (auto s = check_value(*mine, value); !s) return s.error();
   }
-  if (spec.backups != -1 && spec.name != "backup") {
-    return Error{fmt::format("--backups applies to --rule backup only, not {}", spec.name)};
-  }
-  if (spec.staleness_threshold != -1 && spec.name != "ringmaster") {
-    return Error{
-        fmt::format("--staleness-threshold applies to --rule ringmaster only, not {}", spec.name)};
-  }
-  if (!spec.old_point.empty() && spec.name != "rennala" && spec.name != "ringmaster") {
-    return Error{fmt::format("--old-point applies to --rule rennala and ringmaster only, not {}",
-                             spec.name)};
-  }
-  if (!spec.time_limit.empty() && spec.name != "mindflayer") {
-    return Error{fmt::format("--time-limit applies to --rule mindflayer only, not {}", spec.name)};
-  }
-  return info->resolve ? info->resolve(spec, workers) : resolve_k(*info, spec, workers);
+  auto config = info->resolve ? info->resolve(spec, workers) : resolve_k(*info, spec, workers);
+  if (config) config->params = spec.params;
+  return config;
 }
 
 std::unique_ptr<Rule> make_rule(const RuleConfig& config) {

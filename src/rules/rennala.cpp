@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "rules/k_batch_sync.hpp"
+#include "rules/old_point.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/order_statistics.hpp"
 
@@ -21,13 +22,7 @@ Result<RuleConfig> resolve_rennala(const RuleSpec& spec, int workers) {
         "the paper's choice is about sigma^2 / epsilon)"};
   }
   if (spec.k < 1) return Error{fmt::format("--k {} must be at least 1 (S >= 1)", spec.k)};
-  RuleConfig c{"rennala", workers, spec.k};
-  if (spec.old_point == "interrupt") {
-    c.interrupt_old = true;
-  } else if (!spec.old_point.empty() && spec.old_point != "discard") {
-    return Error{fmt::format("--old-point '{}' must be discard or interrupt", spec.old_point)};
-  }
-  return c;
+  return RuleConfig{"rennala", workers, spec.k, spec.params};
 }
 
 }  // namespace
@@ -38,16 +33,17 @@ RuleInfo rennala_rule() {
           .synchronous = true,
           .k = KChoice::kGiven,
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
-            return std::make_unique<KBatchSync>(c.workers, c.k, "rennala", c.interrupt_old);
+            return std::make_unique<KBatchSync>(c.workers, c.k, "rennala", interrupts_old_point(c));
           },
           // Interrupted, each round restarts every worker: the S-th finish of them all. As
           // published (discard), a round starts with the work the last one left: Monte Carlo.
           .fixed_form = [](const RuleConfig& c,
                            std::span<const double> times) -> std::optional<ClosedForm> {
-            if (!c.interrupt_old) return std::nullopt;
+            if (!interrupts_old_point(c)) return std::nullopt;
             return ClosedForm{kth_finish(times, c.k),
                               "the S-th finish of all workers started together"};
           },
+          .options = {old_point_option()},
           .resolve = resolve_rennala,
           .at_workers = [](RuleConfig c, int workers) -> Result<RuleConfig> {
             c.workers = workers;  // S may exceed P

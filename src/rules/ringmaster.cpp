@@ -1,4 +1,5 @@
 #include "rules/ringmaster.hpp"
+#include "rules/old_point.hpp"
 
 #include <fmt/format.h>
 
@@ -22,28 +23,17 @@ namespace {
 
 // --rule ringmaster --staleness-threshold R: K = 1.
 Result<RuleConfig> resolve_ringmaster(const RuleSpec& spec, int workers) {
-  if (spec.staleness_threshold == -1) {
+  if (!spec.params.has("staleness-threshold")) {
     return Error{
         "--rule ringmaster needs --staleness-threshold R: a gradient computed R or more updates "
         "ago is ignored (R >= 1; the paper's choice is about sigma^2 / epsilon)"};
-  }
-  if (spec.staleness_threshold < 1) {
-    return Error{
-        fmt::format("--staleness-threshold {} must be at least 1", spec.staleness_threshold)};
   }
   if (spec.k != 0 && spec.k != 1) {
     return Error{fmt::format(
         "ringmaster applies every gradient it keeps (K = 1), so --k {} does not apply; drop --k",
         spec.k)};
   }
-  RuleConfig c{"ringmaster", workers, 1};
-  c.staleness_threshold = spec.staleness_threshold;
-  if (spec.old_point == "interrupt") {
-    c.interrupt_old = true;
-  } else if (!spec.old_point.empty() && spec.old_point != "discard") {
-    return Error{fmt::format("--old-point '{}' must be discard or interrupt", spec.old_point)};
-  }
-  return c;
+  return RuleConfig{"ringmaster", workers, 1, spec.params};
 }
 
 }  // namespace
@@ -54,8 +44,15 @@ RuleInfo ringmaster_rule() {
           .synchronous = false,
           .k = KChoice::kOne,
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
-            return std::make_unique<Ringmaster>(c.workers, c.staleness_threshold, c.interrupt_old);
+            return std::make_unique<Ringmaster>(
+                c.workers, c.params.integer("staleness-threshold", 1), interrupts_old_point(c));
           },
+          .options = {{.name = "staleness-threshold",
+                       .help = "a gradient R or more updates stale is ignored, R >= 1",
+                       .min = 1,
+                       .max = 1'000'000'000,
+                       .expects = "an integer R with 1 <= R <= 1000000000"},
+                      old_point_option()},
           .resolve = resolve_ringmaster};
 }
 

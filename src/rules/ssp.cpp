@@ -46,22 +46,21 @@ void Ssp::find_slowest() {
   slowest_ = slowest == std::numeric_limits<std::uint64_t>::max() ? 0 : slowest;
 }
 
-void Ssp::save(StateWriter& out) const {
-  Rule::save(out);
-  out.tag("ssp");
-  out.values(pushed_);
-  out.values(std::vector<std::uint8_t>(live_.begin(), live_.end()));
+void Ssp::save_state(RuleState& out) const {
+  out.put("pushed", std::vector<std::int64_t>(pushed_.begin(), pushed_.end()));
+  out.put("live", live_);
 }
 
-void Ssp::load(StateReader& in) {
-  Rule::load(in);
-  if (!in.tag("ssp")) return;
+void Ssp::load_state(RuleState& in) {
   const auto n = static_cast<std::int64_t>(pushed_.size());
-  auto pushed = in.values<std::uint64_t>(n);
-  const auto live = in.values<std::uint8_t>(n);
-  if (!in.ok()) return;
-  pushed_ = std::move(pushed);
-  live_.assign(live.begin(), live.end());
+  const auto pushed = in.integers("pushed", n);
+  const auto live = in.flags("live", n);
+  if (!pushed || !live) return;
+  for (const std::int64_t p : *pushed) {
+    if (p < 0) return in.fail("a worker's pushed count below 0");
+  }
+  pushed_.assign(pushed->begin(), pushed->end());
+  live_ = *live;
   find_slowest();
 }
 
@@ -69,21 +68,16 @@ namespace {
 
 // --rule ssp --staleness-bound s (docs/rules.md, "SSP"): K = 1.
 Result<RuleConfig> resolve_ssp(const RuleSpec& spec, int workers) {
-  if (spec.staleness_bound == -1) {
+  if (!spec.params.has("staleness-bound")) {
     return Error{
         "--rule ssp needs --staleness-bound s, how many gradients a worker may run ahead of "
         "the slowest (0: lock-step)"};
-  }
-  if (spec.staleness_bound < 0) {
-    return Error{fmt::format("--staleness-bound {} must be >= 0", spec.staleness_bound)};
   }
   if (spec.k != 0 && spec.k != 1) {
     return Error{fmt::format(
         "ssp applies every gradient (K = 1), so --k {} does not apply; drop --k", spec.k)};
   }
-  RuleConfig c{"ssp", workers, 1};
-  c.staleness_bound = spec.staleness_bound;
-  return c;
+  return RuleConfig{"ssp", workers, 1, spec.params};
 }
 
 }  // namespace
@@ -94,8 +88,14 @@ RuleInfo ssp_rule() {
           .synchronous = false,
           .k = KChoice::kOne,
           .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
-            return std::make_unique<Ssp>(c.workers, c.staleness_bound);
+            return std::make_unique<Ssp>(c.workers, c.params.integer("staleness-bound", 0));
           },
+          .options = {{.name = "staleness-bound",
+                       .help = "gradients a worker may run ahead of the slowest live worker s "
+                               "(0: lock-step)",
+                       .min = 0,
+                       .max = 1'000'000'000,
+                       .expects = "an integer s with 0 <= s <= 1000000000"}},
           .resolve = resolve_ssp};
 }
 

@@ -23,8 +23,8 @@ class Ssp final : public Rule {
   Decision on_retire(int worker, int live) override;
   bool may_start(int worker) const override;
   // The counts and who is live: a resumed run keeps its workers' distance from the slowest.
-  void save(StateWriter& out) const override;
-  void load(StateReader& in) override;
+  void save_state(RuleState& out) const override;
+  void load_state(RuleState& in) override;
 
   std::uint64_t pushed(int worker) const { return pushed_[static_cast<std::size_t>(worker)]; }
   // The slowest live worker's count.

@@ -100,8 +100,14 @@ void RunWatch::refresh(double now_s) {
     summary_ =
         stamp.exists ? read_summary(entry_.dir / "summary.json", &summary_refused_) : std::nullopt;
     // Written with "running" at the start (docs/outputs.md): nothing in it yet that the
-    // journals do not say, and whether the run goes on is the folder lock's to tell.
-    if (summary_ && summary_->value("status", "") == std::string("running")) summary_.reset();
+    // journals do not say but the run's options, and whether the run goes on is the folder
+    // lock's to tell.
+    if (summary_ && summary_->value("status", "") == std::string("running")) {
+      if (const auto it = summary_->find("config"); it != summary_->end() && it->is_object()) {
+        started_config_ = *it;
+      }
+      summary_.reset();
+    }
   }
   if (const auto stamp = FileStamp::of(entry_.dir / "workers.csv"); stamp != workers_stamp_) {
     workers_stamp_ = stamp;
@@ -109,15 +115,11 @@ void RunWatch::refresh(double now_s) {
     workers_ = stamp.exists ? read_worker_totals(entry_.dir / "workers.csv", &workers_refused_)
                             : std::nullopt;
   }
-  if (entry_.settings.empty() && log_settings_.empty()) {
-    log_settings_ = settings_from_run_log(entry_.dir / "run.log");
-  }
-  if (!summary_ && !early_prediction_tried_ &&
-      !(entry_.settings.empty() && log_settings_.empty())) {
+  if (!summary_ && !early_prediction_tried_ && (!entry_.settings.empty() || started_config_)) {
     // Once: the options do not change while the run goes.
     early_prediction_tried_ = true;
-    early_prediction_ =
-        predict_from_settings(entry_.settings.empty() ? log_settings_ : entry_.settings);
+    early_prediction_ = entry_.settings.empty() ? predict_from_config(*started_config_)
+                                                : predict_from_settings(entry_.settings);
   }
   lock_alive_ = summary_ ? -1 : lock_holder_alive(entry_.dir);
   const double target = budget().target_error;
@@ -158,13 +160,19 @@ void RunWatch::refresh(double now_s) {
 }
 
 std::optional<std::string> RunWatch::setting(const std::string& key) const {
-  if (const auto* v = summary_ ? find_path(*summary_, {"config", key.c_str()}) : nullptr) {
-    if (v->is_string()) return v->get<std::string>();
-    if (v->is_number()) return v->dump();
-    if (v->is_null()) return std::string();
+  const auto from_config = [&](const nlohmann::json& config) -> std::optional<std::string> {
+    const auto it = config.find(key);
+    if (it == config.end()) return std::nullopt;
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_number()) return it->dump();
+    if (it->is_null()) return std::string();
+    return std::nullopt;
+  };
+  if (const auto* config = summary_ ? find_path(*summary_, {"config"}) : nullptr) {
+    if (auto v = from_config(*config)) return v;
   }
   if (const auto it = entry_.settings.find(key); it != entry_.settings.end()) return it->second;
-  if (const auto it = log_settings_.find(key); it != log_settings_.end()) return it->second;
+  if (started_config_) return from_config(*started_config_);
   return std::nullopt;
 }
 

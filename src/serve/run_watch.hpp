@@ -69,8 +69,10 @@ class RunWatch {
   FileStamp summary_stamp_, workers_stamp_;
   std::optional<nlohmann::json> summary_;
   std::optional<WorkerTotals> workers_;
-  std::string summary_refused_, workers_refused_;    // why they were not read, if they were not
-  std::map<std::string, std::string> log_settings_;  // from run.log, for a train --out folder
+  std::string summary_refused_, workers_refused_;  // why they were not read, if they were not
+  // The options of the summary.json written at the start ("running"), for a train --out
+  // folder: summary_ holds only the final one.
+  std::optional<nlohmann::json> started_config_;
   // The theory for the run's options, while it has no summary.json (run_options.hpp).
   std::optional<nlohmann::json> early_prediction_;
   bool early_prediction_tried_ = false;

@@ -26,6 +26,7 @@ inline const std::map<std::string, std::pair<std::string, std::string>>& samples
       {"old-point", {"interrupt", "\"interrupt\""}},
       {"time-limit", {"30ms;w1=90ms", "\"30ms;w1=90ms\""}},
       {"partition", {"dirichlet:0.5", "\"dirichlet:0.5\""}},
+      {"plugin", {"/tmp/a.so:/tmp/b.so", "\"/tmp/a.so:/tmp/b.so\""}},
       {"batch", {"64", "64"}},
       {"lr", {"0.125", "0.125"}},
       {"lr-rule", {"dutta:c=0.5", "\"dutta:c=0.5\""}},

@@ -60,10 +60,11 @@ TEST_CASE("option table: the default texts parse to TrainerOptions' defaults", "
   }
   // K = 0 is "the rule's own", hidden's 128 is mlp's alone, s, b, R, the old point and the time
   // limit belong to ssp, backup, ringmaster, rennala and mindflayer alone, --out has none, and
-  // the machine's cores, server time and file are the free machine's until given.
+  // the machine's cores, server time and file are the free machine's until given, as no
+  // plug-in is loaded.
   CHECK(without_default == std::set<std::string>{"k", "hidden", "staleness-bound", "backups",
                                                  "staleness-threshold", "old-point", "time-limit",
-                                                 "out", "resume", "save-model", "cores",
+                                                 "plugin", "out", "resume", "save-model", "cores",
                                                  "server-time", "machine"});
 }
 
@@ -88,14 +89,15 @@ TEST_CASE(
 
   TrainerOptions mlp;  // with every option that only some runs have
   mlp.model.name = "mlp";
-  mlp.rule.staleness_bound = 0;
-  mlp.rule.backups = 0;
-  mlp.rule.staleness_threshold = 2;
-  mlp.rule.old_point = "discard";
-  mlp.rule.time_limit = "30ms";
+  mlp.rule.params.set("staleness-bound", std::int64_t{0});
+  mlp.rule.params.set("backups", std::int64_t{0});
+  mlp.rule.params.set("staleness-threshold", std::int64_t{2});
+  mlp.rule.params.set("old-point", std::string("discard"));
+  mlp.rule.params.set("time-limit", std::string("30ms"));
   mlp.cores = 2;
   mlp.server_time = "20us";
   mlp.machine = "m.json";
+  mlp.plugin = "/tmp/p.so";
   for (const auto& o : {TrainerOptions{}, mlp}) {
     const auto j = options_to_json(o);
     for (const auto& [key, value] : j.items()) {
@@ -166,6 +168,8 @@ TEST_CASE("option table: options_to_args gives the same options back", "[config]
   REQUIRE(set_from_text(*find_option("lr"), "0.1", given).ok());
   REQUIRE(set_from_text(*find_option("time"), "1.234567s", given).ok());
   set_switch(*find_option("sequential"), true, given);
+  // Not a plug-in: options_from_args loads the ones it names (tests/rules/plugin_cli_test.cpp).
+  given.plugin.clear();
   const auto read = options_from_args(options_to_args(given));
   REQUIRE(read.ok());
   const TrainerOptions& back = *read;

@@ -25,7 +25,7 @@ TEST_CASE("option table: recorded flags and configs that do not read back are re
       R"({"rule": "backup", "backups": 1, "k": 3, "workers": 4, "time": 2.5, "hidden": [64, 32]})"));
   REQUIRE(o.ok());
   CHECK(o->rule.name == "backup");
-  CHECK(o->rule.backups == 1);
+  CHECK(o->rule.params.integer("backups", -1) == 1);
   CHECK(o->time_s == 2.5);
   CHECK(o->model.hidden == std::vector<int>{64, 32});
 }

@@ -30,8 +30,8 @@ TEST_CASE("failure ledger: records each worker once and fills its row", "[engine
         "workers 1 and 3 failed (w3 crashed at 2.000 s, w1 hung (no gradient 10s after its "
         "minibatch's end; found at 14.020 s)); k-sync needs K = 3 live workers and 2 of 4 are "
         "left: lower --k to 2 or less to run on without them");
-  // backup (k-sync with K = P - b) names its own flag: b >= P - live.
-  CHECK(ledger.stop_message({.rule = "k-sync", .workers = 4, .k = 3, .backup = true}, 3, 2) ==
+  // backup (k-sync with K = P - b) names its own flag: b >= P - live (its fewer_workers_fix).
+  CHECK(ledger.stop_message({.rule = "backup", .workers = 4, .k = 3}, 3, 2) ==
         "workers 1 and 3 failed (w3 crashed at 2.000 s, w1 hung (no gradient 10s after its "
         "minibatch's end; found at 14.020 s)); backup needs K = 3 live workers and 2 of 4 are "
         "left: raise --backups to 2 or more to run on without them");

@@ -43,8 +43,8 @@ Cell draw(std::mt19937_64& rng, bool real_clock) {
   TrainerOptions o = quick_options(rule, p, k, delay);
   std::string bound;
   if (rule == "ssp") {
-    o.rule.staleness_bound = pick(0, 1, 3);
-    bound = fmt::format(" --staleness-bound {}", o.rule.staleness_bound);
+    o.rule.params.set("staleness-bound", std::int64_t{pick(0, 1, 3)});
+    bound = fmt::format(" --staleness-bound {}", o.rule.params.integer("staleness-bound", 0));
   }
   o.seed = rng();
   o.delay_mode = pick(DelayMode::kPad, DelayMode::kAdd);
@@ -159,7 +159,8 @@ void check(const Cell& cell, const RunRecord& run, double seconds) {
           slowest = std::min(slowest, pushed[static_cast<std::size_t>(w.worker)]);
         }
       }
-      CHECK(mine - slowest <= static_cast<std::uint64_t>(o.rule.staleness_bound) + 1);
+      CHECK(mine - slowest <=
+            static_cast<std::uint64_t>(o.rule.params.integer("staleness-bound", 0)) + 1);
     }
   }
   // A worker recorded as failed computes nothing on a version published after the server

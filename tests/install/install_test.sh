@@ -116,25 +116,26 @@ expected=$("$build/stalesgd" --version)
 for rule in sync async; do
   grep -q "^$rule  *P = 4: 400 updates" "$tmp/consumer.out" || fail "the consumer printed no $rule run"
 done
-# examples/: programs with a model and a rule of their own, built and run against the same
-# install, without Open MPI.
+# examples/: a program with a model of its own and a plug-in with a rule of its own, built
+# against the same install, without Open MPI.
 for example in "$source_dir"/examples/*/; do
   name=$(basename "$example")
   step "configuring examples/$name" cmake -S "$example" -B "$tmp/example-$name" -G Ninja \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "${flags[@]}"
   step "building examples/$name" cmake --build "$tmp/example-$name"
-  if ldd "$tmp/example-$name/$name" | grep -E "libmpi|libopen-rte|libopen-pal"; then
-    fail "examples/$name loads Open MPI (above)"
-  fi
-  "$tmp/example-$name/$name" "$source_dir/data" "$tmp/example-$name/runs" ||
-    fail "examples/$name exited with status $?"
 done
-# examples/custom_rule ran its own rule into a run folder through run_into_folder.
-for f in updates.csv gradients.csv evals.csv workers.csv run.log summary.json; do
-  [ -s "$tmp/example-custom_rule/runs/capped-k-async/$f" ] ||
-    fail "examples/custom_rule wrote no runs/capped-k-async/$f"
-done
+if ldd "$tmp/example-custom_model/custom_model" | grep -E "libmpi|libopen-rte|libopen-pal"; then
+  fail "examples/custom_model loads Open MPI (above)"
+fi
+"$tmp/example-custom_model/custom_model" "$source_dir/data" "$tmp/example-custom_model/runs" ||
+  fail "examples/custom_model exited with status $?"
+# examples/custom_rule is a plug-in: the installed stalesgd runs its rule through every command
+# (tests/install/plugin_test.sh).
+plugin=$tmp/example-custom_rule/libcapped_k_async.so
+[ -f "$plugin" ] || fail "examples/custom_rule built no libcapped_k_async.so"
+bash "$source_dir/tests/install/plugin_test.sh" "$prefix/bin/stalesgd" "$plugin" "$source_dir" ||
+  fail "the installed stalesgd with examples/custom_rule's plug-in failed (above)"
 
 # docs/install.md quotes the consumer whole, so that the example cannot drift from this test.
 doc=$(cat "$source_dir/docs/install.md")

@@ -78,6 +78,12 @@ TEST_CASE("resume: a virtual-clock run killed with kill -9 and resumed writes id
       "--rule rennala --k 5 --workers 3 --delay 'exp:mean=4ms;w0=x4'",
       "--rule malenia --k 6 --workers 3 --partition dirichlet:0.5 --delay 'exp:mean=4ms;w0=x4'",
       "--rule mindflayer --k 3 --workers 3 --time-limit '6ms;w0=2ms' --delay exp:mean=4ms",
+      // A rule from outside the tree (examples/custom_rule, a plug-in): its own options and the
+      // state it checkpoints through RuleState (each worker's drops in a row, which --patience
+      // reads).
+      "--plugin " STALESGD_TEST_PLUGIN_DIR
+      "/libcapped_k_async.so --rule capped-k-async --k 2 "
+      "--cap 1 --patience 2 --workers 6 --delay 'exp:mean=4ms;w0=x6'",
       // A modelled machine (docs/machine.md): the cores' jobs, the server's queue and the
       // links' messages in flight are state too.
       "--rule k-sync --k 2 --workers 6 --delay exp:mean=2ms --cores 2 --server-time "
@@ -217,8 +223,8 @@ TEST_CASE("resume: a conflicting flag, a finished run and a damaged checkpoint g
   damaged(flipped, "is corrupt (its checksum does not match)");
   damaged("#!/bin/sh\n" + good, "is not a stalesgd checkpoint");
   std::string other_format = good;
-  other_format[std::string_view("stalesgd checkpoint\n").size()] = 9;
-  damaged(other_format, "has checkpoint format 9");
+  other_format[std::string_view("stalesgd checkpoint\n").size()] = 10;
+  damaged(other_format, "has checkpoint format 10");
   fs::remove(dir / kCheckpointFile);
   r = run_shell(resume);
   CHECK_THAT(r.output, Contains("only a run started with --checkpoint-every can be resumed"));

@@ -17,7 +17,7 @@ namespace {
 
 std::unique_ptr<Rule> mindflayer(int workers, int b, const std::string& limit) {
   RuleSpec spec{"mindflayer", b};
-  spec.time_limit = limit;
+  spec.params.set("time-limit", std::string(limit));
   auto config = resolve_rule(spec, workers);
   REQUIRE(config.ok());
   return make_rule(*config);
@@ -99,7 +99,7 @@ TEST_CASE("mindflayer: B attempts per worker, the round ends when every worker s
 TEST_CASE("mindflayer: the protocol holds a spent worker and restarts everyone at the update",
           "[rules]") {
   RuleSpec spec{"mindflayer", 1};
-  spec.time_limit = "10ms";
+  spec.params.set("time-limit", std::string("10ms"));
   auto config = resolve_rule(spec, 3);
   REQUIRE(config.ok());
   auto rule = make_rule(*config);
@@ -126,7 +126,7 @@ TEST_CASE("mindflayer on threads and the virtual clock keeps exactly the attempt
   // Worker 1's limit is below most of its draws: many of its attempts are abandoned, and some
   // rounds keep nothing from anyone.
   auto o = quick_options("mindflayer", 3, 2, "exp:mean=10ms");
-  o.rule.time_limit = "8ms;w1=2ms;w2=4ms";
+  o.rule.params.set("time-limit", std::string("8ms;w1=2ms;w2=4ms"));
   o.iterations = 40;
   engine.apply(o);
   const auto run = run_ok(o);

@@ -5,10 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include "rules/k_async.hpp"
+#include "rules/rule_test_util.hpp"
 #include "stalesgd/straggler/distribution.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 using namespace stalesgd;
+using namespace stalesgd::test;
 using Catch::Matchers::Contains;
 
 TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule", "[rules]") {
@@ -26,10 +28,10 @@ TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule
   for (const RuleInfo* info : registered_rules()) {
     INFO(info->name);
     RuleSpec spec{info->name, info->k == KChoice::kGiven ? 2 : 0};
-    if (info->name == "ssp") spec.staleness_bound = 0;
-    if (info->name == "backup") spec.backups = 1;
-    if (info->name == "ringmaster") spec.staleness_threshold = 2;
-    if (info->name == "mindflayer") spec.time_limit = "10ms";
+    if (info->name == "ssp") spec.params.set("staleness-bound", std::int64_t{0});
+    if (info->name == "backup") spec.params.set("backups", std::int64_t{1});
+    if (info->name == "ringmaster") spec.params.set("staleness-threshold", std::int64_t{2});
+    if (info->name == "mindflayer") spec.params.set("time-limit", std::string("10ms"));
     auto r = resolve_rule(spec, 3);
     REQUIRE(r.ok());
     CHECK(r->name() == info->name);
@@ -125,21 +127,22 @@ TEST_CASE("rule_at_workers: the same rule for another P, K as the rule takes it"
   CHECK(at({"async"}, 8, 4).k == 1);
   CHECK(at({"k-sync", 6}, 8, 4).k == 4);  // K at most P
   CHECK(at({"k-batch-async", 3}, 8, 16).k == 3);
-  const auto backup = at({"backup", 0, -1, 3}, 8, 2);  // b = 3 backups, at most P - 1 = 1
-  CHECK(backup.backup);
+  const auto backup = at(spec_with("backup", 0, "backups", 3), 8, 2);  // b = 3, at most P - 1
+  CHECK(backup.rule == "backup");
+  CHECK(backup.params.integer("backups", -1) == 1);
   CHECK(backup.k == 1);
   RuleSpec ssp{"ssp"};
-  ssp.staleness_bound = 2;
-  CHECK(at(ssp, 8, 4).staleness_bound == 2);
+  ssp.params.set("staleness-bound", std::int64_t{2});
+  CHECK(at(ssp, 8, 4).params.integer("staleness-bound", -1) == 2);
   RuleSpec rennala{"rennala", 12};
-  rennala.old_point = "interrupt";
+  rennala.params.set("old-point", std::string("interrupt"));
   const auto r = at(rennala, 4, 2);  // S may exceed P
   CHECK(r.k == 12);
-  CHECK(r.interrupt_old);
+  CHECK(r.params.text("old-point") == "interrupt");
   RuleSpec mindflayer{"mindflayer", 3};
-  mindflayer.time_limit = "10ms;w1=30ms";
+  mindflayer.params.set("time-limit", std::string("10ms;w1=30ms"));
   const auto m = at(mindflayer, 2, 4);
   CHECK(m.k == 3);
-  CHECK(m.time_limits == std::vector{0.01, 0.03, 0.01, 0.01});
-  CHECK(at(mindflayer, 2, 1).time_limits == std::vector{0.01});
+  CHECK(m.params.text("time-limit") == "10ms;w1=30ms");  // the new workers take worker 0's
+  CHECK(at(mindflayer, 2, 1).params.text("time-limit") == "10ms");
 }

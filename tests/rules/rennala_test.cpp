@@ -13,7 +13,7 @@ using Catch::Matchers::Contains;
 namespace {
 std::unique_ptr<Rule> rennala(int workers, int s, const std::string& old_point = "") {
   RuleSpec spec{"rennala", s};
-  spec.old_point = old_point;
+  if (!old_point.empty()) spec.params.set("old-point", old_point);
   auto config = resolve_rule(spec, workers);
   REQUIRE(config.ok());
   return make_rule(*config);
@@ -43,7 +43,7 @@ TEST_CASE("rennala on threads and the virtual clock: every update is S fresh gra
                 << old_point);
   // S = 6 > P = 4; worker 0 ten times faster than the rest.
   auto o = quick_options("rennala", 4, 6, "const:20ms;w0=const:2ms");
-  o.rule.old_point = old_point;
+  o.rule.params.set("old-point", std::string(old_point));
   o.clock = clock;
   o.iterations = 30;
   const auto run = run_ok(o);

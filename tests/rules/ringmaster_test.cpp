@@ -12,7 +12,7 @@ using Catch::Matchers::Contains;
 namespace {
 std::unique_ptr<Rule> ringmaster(int workers, std::int64_t r) {
   RuleSpec spec{"ringmaster"};
-  spec.staleness_threshold = r;
+  spec.params.set("staleness-threshold", std::int64_t{r});
   auto config = resolve_rule(spec, workers);
   REQUIRE(config.ok());
   return make_rule(*config);
@@ -21,7 +21,7 @@ std::unique_ptr<Rule> ringmaster(int workers, std::int64_t r) {
 // Worker 0 ten times faster than the others, so that their gradients come back stale.
 TrainerOptions skewed(const std::string& rule, std::int64_t r) {
   auto o = quick_options(rule, 6, 0, "exp:mean=10ms;w0=exp:mean=1ms");
-  o.rule.staleness_threshold = r;
+  if (r >= 0) o.rule.params.set("staleness-threshold", std::int64_t{r});
   o.iterations = 150;
   return o;
 }
@@ -68,8 +68,8 @@ TEST_CASE("ringmaster on threads and the virtual clock: no applied gradient is R
 TEST_CASE("ringmaster --old-point interrupt stops a computation as its delay reaches R",
           "[rules][engine]") {
   RuleSpec spec{"ringmaster"};
-  spec.staleness_threshold = 2;
-  spec.old_point = "interrupt";
+  spec.params.set("staleness-threshold", std::int64_t{2});
+  spec.params.set("old-point", std::string("interrupt"));
   auto config = resolve_rule(spec, 4);
   REQUIRE(config.ok());
   const auto rule = make_rule(*config);
@@ -80,7 +80,7 @@ TEST_CASE("ringmaster --old-point interrupt stops a computation as its delay rea
   const auto engine = GENERATE(from_range(in_process_engines()));
   INFO(engine.describe());
   auto o = skewed("ringmaster", 2);
-  o.rule.old_point = "interrupt";
+  o.rule.params.set("old-point", std::string("interrupt"));
   engine.apply(o);
   const auto run = run_ok(o);
   CHECK(run.updates.size() == 150);
@@ -101,6 +101,6 @@ TEST_CASE("ringmaster: a missing or bad R is one line and exit 2", "[rules][cli]
       {{"--rule", "ringmaster", "--staleness-threshold", "2", "--k", "3"}, "drop --k"},
       {{"--rule", "async", "--staleness-threshold", "2"}, "ringmaster only"},
       {{"--rule", "ringmaster", "--staleness-threshold", "2", "--old-point", "now"},
-       "--old-point 'now' must be discard or interrupt"},
+       "--old-point 'now': must be discard or interrupt"},
   });
 }

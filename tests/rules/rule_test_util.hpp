@@ -13,6 +13,22 @@
 
 namespace stalesgd::test {
 
+// A RuleSpec with one of the rule's own options: spec_with("ssp", 0, "staleness-bound", 3).
+inline RuleSpec spec_with(std::string name, int k, std::string option, RuleValue value) {
+  RuleSpec spec{std::move(name), k, {}};
+  spec.params.set(std::move(option), std::move(value));
+  return spec;
+}
+inline RuleSpec spec_with(std::string name, int k, std::string option, std::int64_t value) {
+  return spec_with(std::move(name), k, std::move(option), RuleValue{value});
+}
+inline RuleSpec spec_with(std::string name, int k, std::string option, int value) {
+  return spec_with(std::move(name), k, std::move(option), RuleValue{std::int64_t{value}});
+}
+inline RuleSpec spec_with(std::string name, int k, std::string option, const char* value) {
+  return spec_with(std::move(name), k, std::move(option), RuleValue{std::string(value)});
+}
+
 inline std::unique_ptr<Rule> rule(const std::string& name, int workers, int k = 0) {
   auto config = resolve_rule({name, k}, workers);
   REQUIRE(config.ok());

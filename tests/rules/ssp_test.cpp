@@ -14,7 +14,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 RuleConfig ssp_config(int workers, std::int64_t s) {
-  auto c = resolve_rule({"ssp", 0, s}, workers);
+  auto c = resolve_rule(spec_with("ssp", 0, "staleness-bound", s), workers);
   REQUIRE(c.ok());
   return *c;
 }
@@ -49,39 +49,43 @@ struct SspDriver {
 TEST_CASE("ssp and backup: resolution and one-line errors", "[rules][ssp][backup]") {
   CHECK_THAT(resolve_rule({"ssp", 0}, 4).error().message,
              Contains("--rule ssp needs --staleness-bound"));
-  CHECK_THAT(resolve_rule({"ssp", 0, -3}, 4).error().message, Contains("must be >= 0"));
-  CHECK_THAT(resolve_rule({"ssp", 2, 1}, 4).error().message, Contains("K = 1"));
-  CHECK_THAT(resolve_rule({"async", 0, 1}, 4).error().message,
+  CHECK_THAT(resolve_rule(spec_with("ssp", 0, "staleness-bound", -3), 4).error().message,
+             Contains("--staleness-bound must be an integer s with 0 <= s"));
+  CHECK_THAT(resolve_rule(spec_with("ssp", 2, "staleness-bound", 1), 4).error().message,
+             Contains("K = 1"));
+  CHECK_THAT(resolve_rule(spec_with("async", 0, "staleness-bound", 1), 4).error().message,
              Contains("--staleness-bound applies to --rule ssp only"));
-  const auto ssp = resolve_rule({"ssp", 1, 3}, 4);  // --k 1 as summary.json records it
+  const auto ssp = resolve_rule(spec_with("ssp", 1, "staleness-bound", 3),
+                                4);  // --k 1 as summary.json records it
   REQUIRE(ssp.ok());
   CHECK(ssp->rule == "ssp");
   CHECK(ssp->k == 1);
-  CHECK(ssp->staleness_bound == 3);
+  CHECK(ssp->params.integer("staleness-bound", -1) == 3);
   CHECK_FALSE(ssp->synchronous());
   CHECK(make_rule(*ssp)->name() == "ssp");
 
   CHECK_THAT(resolve_rule({"backup", 0}, 4).error().message,
              Contains("--rule backup needs --backups"));
-  CHECK_THAT(resolve_rule({"backup", 0, -1, 4}, 4).error().message,
+  CHECK_THAT(resolve_rule(spec_with("backup", 0, "backups", 4), 4).error().message,
              Contains("--backups 4 is out of range for --workers 4"));
-  CHECK_THAT(resolve_rule({"backup", 0, -1, -2}, 4).error().message, Contains("0 <= b < P"));
-  CHECK_THAT(resolve_rule({"backup", 2, -1, 1}, 4).error().message,
+  CHECK_THAT(resolve_rule(spec_with("backup", 0, "backups", -2), 4).error().message,
+             Contains("--backups must be an integer b with 0 <= b < P"));
+  CHECK_THAT(resolve_rule(spec_with("backup", 2, "backups", 1), 4).error().message,
              Contains("K = P - b = 3") && Contains("drop --k"));
-  CHECK_THAT(resolve_rule({"k-sync", 2, -1, 1}, 4).error().message,
+  CHECK_THAT(resolve_rule(spec_with("k-sync", 2, "backups", 1), 4).error().message,
              Contains("--backups applies to --rule backup only"));
   CHECK_THAT(resolve_rule({"nope", 0}, 4).error().message, Contains("ssp, backup"));
   for (const int k : {0, 3}) {  // --k P - b is what summary.json records
-    const auto backup = resolve_rule({"backup", k, -1, 1}, 4);
+    const auto backup = resolve_rule(spec_with("backup", k, "backups", 1), 4);
     REQUIRE(backup.ok());
-    CHECK(backup->rule == "k-sync");
+    CHECK(backup->rule == "backup");  // k-sync's state machine, under its own registration
     CHECK(backup->k == 3);
-    CHECK(backup->backup);
+    CHECK(backup->params.integer("backups", -1) == 1);
     CHECK(backup->name() == "backup");
     CHECK(backup->synchronous());
     CHECK(make_rule(*backup)->name() == "backup");
   }
-  CHECK(resolve_rule({"backup", 0, -1, 0}, 4)->k == 4);  // no backups: sync
+  CHECK(resolve_rule(spec_with("backup", 0, "backups", 0), 4)->k == 4);  // no backups: sync
 }
 
 TEST_CASE("ssp s = 0: a worker that pushed waits for the slowest, then all go", "[rules][ssp]") {

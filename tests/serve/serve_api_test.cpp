@@ -180,9 +180,10 @@ TEST_CASE("serve finds runs in a run folder and in a folder of races", "[serve]"
   TempDir dir;
   write_race(dir);
   append(dir / "single" / "evals.csv", std::string(kEvalsHeader) + "0,0,2.4,2.4,0.9,2.4\n");
-  append(dir / "single" / "run.log",
-         "2026-01-01T00:00:00.000Z info start: /x/stalesgd train --rule k-async --workers 4 --k 2 "
-         "--iterations 100 --delay 'exp:mean=10ms' --out single\n");
+  // A train --out folder while it runs: the summary.json written at its start holds its options.
+  append(dir / "single" / "summary.json",
+         R"({"status": "running", "config": {"rule": "k-async", "workers": 4, "k": 2, )"
+         R"("iterations": 100, "delay": "exp:mean=10ms"}})");
   append(dir / "single" / "updates.csv", std::string(kUpdatesHeader) + "25,1.0,2,1,1,0.05,2\n");
   auto one = make_api(dir / "single");
   const auto run = get_json(one, "/api/runs");

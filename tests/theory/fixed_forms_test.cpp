@@ -49,9 +49,10 @@ TEST_CASE("each rule's fixed form is its Monte Carlo under fixed heterogeneous t
   auto profile = StragglerProfile::parse(kFixed, 8);
   REQUIRE(profile.ok());
   RuleSpec mindflayer{"mindflayer", 2};
-  mindflayer.time_limit = "10ms;w0=1ms";  // worker 0 under its 2 ms, 5-7 over 10 ms
+  mindflayer.params.set("time-limit",
+                        std::string("10ms;w0=1ms"));  // worker 0 under its 2 ms, 5-7 over 10 ms
   RuleSpec interrupted{"rennala", 11};
-  interrupted.old_point = "interrupt";
+  interrupted.params.set("old-point", std::string("interrupt"));
   const std::vector<std::pair<RuleSpec, double>> cases{
       {{"sync"}, 0.016},      {{"k-sync", 3}, 0.006},
       {{"m-sync", 5}, 0.010}, {{"k-batch-sync", 4}, 0.006},  // finishes 2, 4, 4, 6, 6, ...
@@ -76,7 +77,7 @@ TEST_CASE("each rule's fixed form is its Monte Carlo under fixed heterogeneous t
   }
   // Work carried from one round into the next has no fixed form here: Monte Carlo alone.
   RuleSpec ringmaster{"ringmaster"};
-  ringmaster.staleness_threshold = 2;
+  ringmaster.params.set("staleness-threshold", std::int64_t{2});
   for (const RuleSpec& spec :
        {RuleSpec{"rennala", 8}, RuleSpec{"malenia", 8}, RuleSpec{"k-async", 4}, ringmaster}) {
     INFO(spec.name);
@@ -86,7 +87,7 @@ TEST_CASE("each rule's fixed form is its Monte Carlo under fixed heterogeneous t
 
 TEST_CASE("mindflayer's i.i.d. form is the paper's round bound B max t_i", "[theory]") {
   RuleSpec spec{"mindflayer", 3};
-  spec.time_limit = "10ms;w2=25ms";
+  spec.params.set("time-limit", std::string("10ms;w2=25ms"));
   auto profile = StragglerProfile::parse("exp:mean=10ms", 8);
   REQUIRE(profile.ok());
   const auto c = config(spec);

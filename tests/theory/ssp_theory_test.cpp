@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine_test_util.hpp"
+#include "rules/rule_test_util.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 using namespace stalesgd;
@@ -22,7 +23,7 @@ StragglerProfile profile(const std::string& spec, int p) {
 }
 
 RuleConfig ssp(int workers, std::int64_t s) {
-  auto c = resolve_rule({"ssp", 0, s}, workers);
+  auto c = resolve_rule(spec_with("ssp", 0, "staleness-bound", s), workers);
   REQUIRE(c.ok());
   return *c;
 }
@@ -83,7 +84,7 @@ TEST_CASE("ssp theory: the Monte Carlo predicts the virtual engine's seconds per
   const auto mc = monte_carlo_runtime(ssp(kP, s), profile(delay, kP), 20000, 1);
   REQUIRE(mc.ok());
   auto o = quick_options("ssp", kP, 0, delay);
-  o.rule.staleness_bound = s;
+  o.rule.params.set("staleness-bound", std::int64_t{s});
   o.clock = ClockKind::kVirtual;
   o.iterations = 3240;  // the warm-up and 32 batches of 100
   const auto measured = batch_means(run_ok(o), kP);

@@ -14,6 +14,7 @@
 #include "cli/theory_machine.hpp"
 // The option table is internal to the library (src/); the CLI target sees include/ only.
 #include "config/option_table.hpp"
+#include "config/plugins.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
 #include "stalesgd/version.hpp"
@@ -221,13 +222,7 @@ int theory_command(int argc, char** argv) {
       ("rule", rule_choices() + " (default: those without flags of their own, K = 1, 2, 4, ..., P)", cxxopts::value<std::string>())
       ("workers", "Number of workers P", cxxopts::value<int>()->default_value("8"))
       ("k", "(--k) Gradients per update K, 1 <= K <= P", cxxopts::value<int>())
-      ("staleness-bound", "ssp: gradients a worker may run ahead of the slowest s", cxxopts::value<std::int64_t>())
-      ("backups", "backup: workers the update does not wait for b (K = P - b)", cxxopts::value<int>())
-      ("staleness-threshold", "ringmaster: a gradient R or more updates stale is ignored", cxxopts::value<std::int64_t>())
-      ("old-point", "rennala, ringmaster: discard | interrupt, the work an update makes old", cxxopts::value<std::string>())
-      ("time-limit", "mindflayer: an attempt past D is abandoned, a fresh one starts (D, or D;w3=D2)", cxxopts::value<std::string>())
       ("delay", "Delay spec, e.g. 'exp:mean=20ms' (docs/stragglers.md)", cxxopts::value<std::string>())
-      ("delay-mode", "pad | add (with no compute time modelled they agree)", cxxopts::value<std::string>()->default_value("pad"))
       ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
       ("seed", "Seed of the simulation", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("json", "Print JSON instead of a table")
@@ -237,8 +232,12 @@ int theory_command(int argc, char** argv) {
       ("saturation-max", "The largest P the server's saturation scan tries", cxxopts::value<int>()->default_value("1024"))
       ("h,help", "Show this help");
   // clang-format on
-  // The machine's flags are train's (the option table), so their values read the same.
+  // The machine's flags and the rules' own options are train's (the option table), so their
+  // values read the same.
   add_train_flags(options, kTheoryMachineFlags);
+  add_train_flags(options, {"plugin", "delay-mode"});  // the plug-in loaded already (run_cli)
+  const std::vector<std::string> rule_flags = rule_option_names();
+  add_train_flags(options, rule_flags);
   add_logging_options(options);
   try {
     auto r = parse(options, argc, argv);
@@ -254,13 +253,11 @@ int theory_command(int argc, char** argv) {
       if (a.k < 1) return fail(fmt::format("--k {} must satisfy 1 <= K <= P", a.k), 2);
       if (a.rule.empty()) return fail("--k needs --rule", 2);
     }
-    if (r.count("staleness-bound")) a.staleness_bound = r["staleness-bound"].as<std::int64_t>();
-    if (r.count("backups")) a.backups = r["backups"].as<int>();
-    if (r.count("staleness-threshold")) {
-      a.staleness_threshold = r["staleness-threshold"].as<std::int64_t>();
+    {
+      TrainerOptions given;
+      if (auto s = set_train_flags(r, rule_flags, given); !s) return fail(s.error().message, 2);
+      a.params = given.rule.params;
     }
-    if (r.count("old-point")) a.old_point = r["old-point"].as<std::string>();
-    if (r.count("time-limit")) a.time_limit = r["time-limit"].as<std::string>();
     if (r.count("fit")) {  // theory --fit RUN_DIR: theory_fit.cpp
       if (r.count("delay") || r.count("workers") || r.count("delay-mode")) {
         return fail(
@@ -276,10 +273,11 @@ int theory_command(int argc, char** argv) {
     if (!r.count("delay"))
       return usage_error("theory", "--delay is required, e.g. --delay exp:mean=20ms");
     a.delay = r["delay"].as<std::string>();
-    const auto mode = r["delay-mode"].as<std::string>();
-    if (mode != "pad" && mode != "add")
-      return fail(fmt::format("--delay-mode '{}' is not pad or add", mode), 2);
-    a.delay_mode = mode == "pad" ? DelayMode::kPad : DelayMode::kAdd;
+    {
+      TrainerOptions given;  // --delay-mode read as train reads it (the option table)
+      if (auto s = set_train_flags(r, {"delay-mode"}, given); !s) return fail(s.error().message, 2);
+      a.delay_mode = given.delay_mode;
+    }
     a.samples = r["samples"].as<std::uint64_t>();
     if (a.samples < 100)
       return fail(fmt::format("--samples {} is too few; use at least 100", a.samples), 2);
@@ -312,6 +310,9 @@ int run_cli(int argc, char** argv) {
     return 0;
   }
   fault_point("command");
+  // --plugin first, whatever the command: its rules' names and flags are then known to the
+  // options below (--help included), and every MPI rank, started with these words, loads it too.
+  if (auto s = load_plugins_in_args(command_line); !s) return fail(s.error().message, 2);
   if (command == "data") return data_command(argc - 1, argv + 1);
   if (command == "train") return train_command(argc - 1, argv + 1, command_line);
   if (command == "theory") return theory_command(argc - 1, argv + 1);

@@ -45,11 +45,7 @@ struct TheoryArgs {
   std::string rule;  // empty: every rule for K = 1, 2, 4, ..., P
   int workers = 8;
   int k = 0;
-  std::int64_t staleness_bound = -1;      // ssp: s; -1 not given
-  int backups = -1;                       // backup: b; -1 not given
-  std::int64_t staleness_threshold = -1;  // ringmaster: R; -1 not given
-  std::string old_point{};                // rennala
-  std::string time_limit{};               // mindflayer
+  RuleParams params{};  // the rule's own options (train's option table reads them)
   std::string delay;
   DelayMode delay_mode = DelayMode::kPad;
   std::uint64_t samples = 20000;  // simulated iterations per Monte-Carlo estimate

@@ -98,6 +98,14 @@ void add_train_flags(cxxopts::Options& options, const std::vector<std::string>& 
   }
 }
 
+std::vector<std::string> rule_option_names() {
+  std::vector<std::string> names;
+  for (const auto& d : train_options()) {
+    if (d.rule_option) names.emplace_back(d.name);
+  }
+  return names;
+}
+
 Status set_train_flags(const cxxopts::ParseResult& r, const std::vector<std::string>& names,
                        TrainerOptions& o) {
   for (const auto& name : names) {

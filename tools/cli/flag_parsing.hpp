@@ -40,6 +40,8 @@ std::optional<int> help_or_logging(const cxxopts::Options& options, const cxxopt
 // them (eval, calibrate), so that their values read the same; set_train_flags sets the given
 // ones into `o` (a bad value is its one line).
 void add_train_flags(cxxopts::Options& options, const std::vector<std::string>& names);
+// The flags of the rules' own options in train's table (--staleness-bound, a plug-in's --cap).
+std::vector<std::string> rule_option_names();
 Status set_train_flags(const cxxopts::ParseResult& r, const std::vector<std::string>& names,
                        TrainerOptions& o);
 

@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
+#include "config/plugins.hpp"
 #include "experiment/setting.hpp"
 #include "stalesgd/straggler/duration.hpp"
 
@@ -70,6 +71,7 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
       ("config", "Experiment file, e.g. experiments/quickstart.toml", cxxopts::value<std::string>())
       ("out", "Output directory", cxxopts::value<std::string>())
       ("set", "KEY=VALUE: set a key of the file in every run, VALUE as train's flag takes it (time=5s); KEY=[V1,V2] or KEY=V1,V2 sweeps it (repeatable; a bare KEY=VALUE after the flags is a --set too)", cxxopts::value<std::string>())
+      ("plugin", "Load the rules of these plug-ins (.so files, colons between several) for every run: as --set plugin=PATHS, loaded first", cxxopts::value<std::string>())
       ("only", "Run only the runs whose label or slug matches this shell pattern, e.g. 'k-async*' (repeatable)", cxxopts::value<std::string>())
       ("data-dir", "Directory holding the data sets, for every run (as train's --data-dir; replaces the file's data_dir)", cxxopts::value<std::string>())
       ("jobs", "Virtual-clock runs at a time; real-clock runs still go one at a time", cxxopts::value<int>()->default_value("1"))
@@ -97,6 +99,10 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
     auto r = parse(options, static_cast<int>(ptrs.size()), ptrs.data());
     if (auto done = help_or_logging(options, r)) return *done;
     if (!r.count("config")) return usage_error("race", "--config FILE is required");
+    // Loaded already (run_cli); every run records it, so that its jobs load it too.
+    if (r.count("plugin")) {
+      a.set.push_back("plugin=" + absolute_plugin_paths(r["plugin"].as<std::string>()));
+    }
     a.command_line = command_line;
     a.progress = r.count("no-progress") == 0;
     const auto progress_every = parse_duration(r["progress-every"].as<std::string>());

@@ -1,5 +1,6 @@
 // `stalesgd theory`: the expected time per iteration of a rule under a delay spec, in closed
 // form where the paper gives one and by Monte Carlo for every spec; E[T_sync] / E[T_async].
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/theory_machine.hpp"
+#include "rules/reference_rules.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
@@ -22,12 +24,12 @@ Result<nlohmann::json> cell(const RuleConfig& rule, const StragglerProfile& prof
   nlohmann::json j;
   j["rule"] = rule.name();
   j["k"] = rule.k;
-  if (rule.rule == "ssp") j["staleness_bound"] = rule.staleness_bound;
-  if (rule.rule == "ringmaster") j["staleness_threshold"] = rule.staleness_threshold;
-  if (rule.rule == "rennala" || rule.rule == "ringmaster") {
-    j["old_point"] = rule.interrupt_old ? "interrupt" : "discard";
+  // The rule's own options, under their keys as summary.json's config writes them.
+  for (const auto& [name, value] : rule.params.values()) {
+    std::string key = name;
+    std::replace(key.begin(), key.end(), '-', '_');
+    j[key] = std::visit([](const auto& v) { return nlohmann::json(v); }, value);
   }
-  if (rule.rule == "mindflayer") j["time_limit"] = describe_time_limits(rule.time_limits);
   // The paper's closed forms are the free machine's, without compute time.
   const bool modelled = !machine.free() || machine.compute_s > 0.0;
   if (!modelled) {
@@ -88,8 +90,7 @@ int run_theory(const TheoryArgs& args) {
     // Every rule for K = 1, 2, 4, ... and P (the baselines with flags of their own aside).
     specs = every_rule_specs(args.workers);
   } else {
-    specs.push_back({args.rule, args.k, args.staleness_bound, args.backups,
-                     args.staleness_threshold, args.old_point, args.time_limit});
+    specs.push_back({args.rule, args.k, args.params});
   }
   std::vector<RuleConfig> rules;
   for (const auto& spec : specs) {
@@ -123,9 +124,12 @@ int run_theory(const TheoryArgs& args) {
   }
   // E[T_sync] / E[T_async]: P H_P for exponential delays (docs/theory.md).
   // The ratio's cells need no server table.
-  auto sync_cell = cell({"sync", args.workers, args.workers}, *profile, args, *machine, false);
+  auto sync_rule = resolve_rule(all_workers_rule(), args.workers);
+  auto async_rule = resolve_rule(each_gradient_rule(), args.workers);
+  if (!sync_rule || !async_rule) return fail("the paper's sync or async rule is not registered", 3);
+  auto sync_cell = cell(*sync_rule, *profile, args, *machine, false);
   if (!sync_cell) return fail(sync_cell.error().message);
-  auto async_cell = cell({"async", args.workers, 1}, *profile, args, *machine, false);
+  auto async_cell = cell(*async_rule, *profile, args, *machine, false);
   if (!async_cell) return fail(async_cell.error().message);
   const nlohmann::json& sync = *sync_cell;
   const nlohmann::json& async = *async_cell;

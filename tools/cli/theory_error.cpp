@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_parsing.hpp"
+#include "rules/reference_rules.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/duration.hpp"
@@ -99,9 +100,12 @@ int run_theory_error(ErrorArgs a) {
                 2);
   }
   std::vector<RuleConfig> rules;
-  const std::string rule = t.rule.empty() ? "k-sync" : t.rule;
+  // Theorem 1's K-sync unless --rule says otherwise; a rule whose K is fixed (sync, async)
+  // at that K alone, the others at K = 1, 2, 4, ..., P.
+  const std::string rule = t.rule.empty() ? first_k_rule(1).name : t.rule;
+  const RuleInfo* info = find_rule(rule);
   std::vector<int> ks;
-  if (t.k > 0 || rule == "sync" || rule == "async") {
+  if (t.k > 0 || (info != nullptr && info->k != KChoice::kGiven)) {
     ks.push_back(t.k);
   } else {
     for (int k = 1; k <= t.workers; k = k * 2 > t.workers && k != t.workers ? t.workers : k * 2)
@@ -219,11 +223,10 @@ int theory_error_command(int argc, char** argv) {
   // clang-format off
   options.add_options()
       ("error", "Predict error, not only runtime")
-      ("rule", rule_choices(/*with_own_flags=*/false), cxxopts::value<std::string>()->default_value("k-sync"))
+      ("rule", rule_choices(/*with_own_flags=*/false), cxxopts::value<std::string>()->default_value(first_k_rule(1).name))
       ("workers", "Number of workers P", cxxopts::value<int>()->default_value("8"))
       ("k", "(--k) Gradients per update K (default: K = 1, 2, 4, ..., P)", cxxopts::value<int>())
       ("delay", "Delay spec, e.g. 'exp:mean=10ms' (docs/stragglers.md)", cxxopts::value<std::string>())
-      ("delay-mode", "pad | add", cxxopts::value<std::string>()->default_value("pad"))
       ("samples", "Simulated iterations per Monte-Carlo estimate", cxxopts::value<std::uint64_t>()->default_value("20000"))
       ("seed", "The run's seed: w0, and the estimates' draws", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("model", "softmax (the bounds need a strongly convex loss)", cxxopts::value<std::string>()->default_value("softmax"))
@@ -240,6 +243,7 @@ int theory_error_command(int argc, char** argv) {
       ("json", "Print JSON instead of a table")
       ("h,help", "Show this help");
   // clang-format on
+  add_train_flags(options, {"delay-mode"});
   add_logging_options(options);
   try {
     auto r = parse(options, argc, argv);
@@ -255,10 +259,11 @@ int theory_error_command(int argc, char** argv) {
       if (t.k < 1) return fail(fmt::format("--k {} must satisfy 1 <= K <= P", t.k), 2);
     }
     if (r.count("delay")) t.delay = r["delay"].as<std::string>();
-    const auto mode = r["delay-mode"].as<std::string>();
-    if (mode != "pad" && mode != "add")
-      return fail(fmt::format("--delay-mode '{}' is not pad or add", mode), 2);
-    t.delay_mode = mode == "pad" ? DelayMode::kPad : DelayMode::kAdd;
+    {
+      TrainerOptions given;  // --delay-mode read as train reads it (the option table)
+      if (auto s = set_train_flags(r, {"delay-mode"}, given); !s) return fail(s.error().message, 2);
+      t.delay_mode = given.delay_mode;
+    }
     t.samples = r["samples"].as<std::uint64_t>();
     if (t.samples < 100)
       return fail(fmt::format("--samples {} is too few; use at least 100", t.samples), 2);

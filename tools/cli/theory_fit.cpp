@@ -101,7 +101,7 @@ Result<nlohmann::json> predict(const RuleConfig& rule, const StragglerProfile& p
 Result<std::vector<RuleConfig>> rules_to_predict(const TheoryArgs& args, int p) {
   std::vector<RuleSpec> specs;
   if (!args.rule.empty()) {
-    specs.push_back({args.rule, args.k});
+    specs.push_back({args.rule, args.k, args.params});
   } else {
     specs = every_rule_specs(p);
   }
@@ -235,7 +235,7 @@ int run_theory_fit(const std::string& run_dir, const TheoryArgs& args) {
   out["compute"]["note"] = compute_note(*run, *fit, beyond_s);
   if (std::isfinite(beyond_s)) out["compute"]["beyond_delay_s"] = beyond_s;
   // The cancelling rules record only the gradients that made a round: the fastest ones.
-  if ((own->rule == "k-sync" || own->rule == "k-batch-sync") && own->k < run->workers) {
+  if (make_rule(*own)->cuts_in_flight() && own->k < run->workers) {
     out["warnings"].push_back(fmt::format(
         "{} with K = {} < P cuts the slower minibatches, which gradients.csv never holds: "
         "the fit sees the fast ones only and is biased short; fit an async or sync run",

@@ -85,6 +85,9 @@ struct TrainerOptions {
   // --partition: each worker's own shard of the training split (stalesgd/data/partition.hpp).
   std::string partition = "none";
   std::size_t holdout = 0;  // the last N training samples never trained on: evals.csv's val_*
+  // --plugin: the plug-ins (stalesgd/plugin.hpp) whose rules the run may use, absolute paths
+  // separated by colons; loaded before the options are read (config/plugins.hpp).
+  std::string plugin;
 
   // --- Output.
   std::filesystem::path out_dir;     // --out; empty: nothing written (tests)

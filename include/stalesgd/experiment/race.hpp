@@ -26,8 +26,8 @@ namespace stalesgd {
 struct RaceRow {
   std::string label;
   std::string slug;
-  std::string rule = "sync";  // the registered rule (k-sync for a backup run)
-  int k = 0;                  // the effective K
+  std::string rule;  // the registered rule
+  int k = 0;         // the effective K
   std::uint64_t seed = 0;
   std::string clock;
   std::uint64_t iterations = 0;

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stalesgd/rules/rule_option.hpp"
+#include "stalesgd/rules/rule_state.hpp"
 #include "stalesgd/straggler/time_limit.hpp"
 #include "stalesgd/util/result.hpp"
 
@@ -100,10 +102,18 @@ class Rule {
   // Accepted gradients in the current (unfinished) round.
   int pending() const { return pending_; }
 
-  // A checkpoint's copy of the rule's state (K, the round so far), and its restore; a reader
-  // whose K or round does not fit this rule is marked bad.
-  virtual void save(StateWriter& out) const;
-  virtual void load(StateReader& in);
+  // The rule's own state beyond K and the round's count (rule_state.hpp): what a resumed run
+  // needs to go on exactly as an uninterrupted one would. The default has none.
+  virtual void save_state(RuleState& /*out*/) const {}
+  // Restores it from what save_state wrote (in.version() says which version of the rule's state
+  // wrote it); a field missing or out of range marks `in` bad, and the resume is refused.
+  virtual void load_state(RuleState& /*in*/) {}
+
+  // A checkpoint's copy of the rule's state: K, the round's count and save_state's fields,
+  // under the rule's name and state version; load() marks a reader bad whose K, round, rule or
+  // fields do not fit this rule. Not overridden: a rule's own part is save_state's.
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
   // Forgets the round so far (a real-clock run resumed from a checkpoint starts a new round).
   virtual void clear_round() { pending_ = 0; }
 
@@ -116,41 +126,35 @@ class Rule {
   int pending_ = 0;
 };
 
-// --rule, --k, --staleness-bound and --backups as the user gave them; k = 0 means "the rule's
-// default" (P for sync, 1 for async), -1 "not given" for the other two.
+// --rule and --k as the user gave them, and the rule's own options (rule_option.hpp); k = 0
+// means "the rule's default" (P for sync, 1 for async).
 struct RuleSpec {
   std::string name = "sync";
   int k = 0;
-  std::int64_t staleness_bound = -1;      // ssp: s
-  int backups = -1;                       // backup: b
-  std::int64_t staleness_threshold = -1;  // ringmaster: R
-  std::string old_point{};                // rennala: "discard" (also ""), "interrupt"
-  std::string time_limit{};               // mindflayer: "30ms" or "30ms;w3=90ms"
+  RuleParams params{};
 };
 
-// A validated rule: its registered name (rule_registry.hpp), P and the effective K (sync: P,
-// async and ssp: 1).
+// A validated rule: its registered name (rule_registry.hpp), P, the effective K (sync: P,
+// async and ssp: 1) and its own options as given.
 struct RuleConfig {
   std::string rule = "sync";
   int workers = 1;
   int k = 1;
-  std::int64_t staleness_bound = 0;      // ssp: s
-  bool backup = false;                   // k-sync given as --rule backup --backups P - K
-  std::int64_t staleness_threshold = 0;  // ringmaster: R
-  bool interrupt_old = false;            // rennala --old-point interrupt
-  std::vector<double> time_limits{};     // mindflayer: each worker's, in seconds
+  RuleParams params{};
   // True for the rules whose staleness is always 0 (sync, k-sync, k-batch-sync).
   bool synchronous() const;
-  // The name the user gave: "backup" for a backup k-sync, else `rule`.
-  std::string_view name() const;
+  // The registered name, as --rule gives it.
+  std::string_view name() const { return rule; }
 };
 
 // The registered rules' names (rule_registry.hpp), the built-in ones first.
 std::vector<std::string> rule_names();
 
 // Validates name, P and K as the rule's registration says (1 <= K <= P; sync implies K = P,
-// async and ssp K = 1), ssp's s >= 0 and backup's 0 <= b < P (K = P - b). Errors are one line
-// naming the problem and the fix; an unknown name lists the rules.
+// async and ssp K = 1), and the rule's own options: each one given must be the rule's, of its
+// type and range, and the rule's resolve hook checks what they mean (ssp's s >= 0, backup's
+// 0 <= b < P). Errors are one line naming the problem and the fix; an unknown name lists the
+// rules.
 Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers);
 
 // A fresh state machine for a validated rule (one per run: it holds the round's state).

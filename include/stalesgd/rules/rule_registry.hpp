@@ -1,9 +1,11 @@
 // The rule registry: every rule --rule, experiment files, the theory and the help text know by
-// name -- the built-in ones (docs/rules.md) and a program's own (register_rule). A rule is a
-// state machine (rule.hpp) and one RuleInfo here; adding one is its file plus one line in the
-// built-in list (docs/architecture.md, "Adding a rule").
+// name -- the built-in ones (docs/rules.md), a program's own and a plug-in's (register_rule). A
+// rule is a state machine (rule.hpp) and one RuleInfo here, which declares its options and
+// its constraints too; adding one is its file plus one line in the built-in list
+// (docs/architecture.md, "Adding a rule").
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "stalesgd/rules/rule.hpp"
+#include "stalesgd/rules/rule_option.hpp"
 #include "stalesgd/util/result.hpp"
 
 namespace stalesgd {
@@ -52,7 +55,11 @@ struct RuleInfo {
   // 2023); nullopt where there is none.
   std::function<std::optional<ClosedForm>(const RuleConfig&, std::span<const double> times)>
       fixed_form{};
-  // Optional: resolves --k and the rule's own flags instead of `k` (ssp's --staleness-bound,
+  // The rule's own options (rule_option.hpp): they join train's option table, and
+  // resolve_rule checks each given one's type and range before `resolve` sees them. An option
+  // several rules declare (rennala's and ringmaster's --old-point) must be declared alike.
+  std::vector<RuleOption> options{};
+  // Optional: resolves --k and the rule's own options instead of `k` (ssp's --staleness-bound,
   // backup's --backups). A rule with one is left out of the theory's sweep over every rule.
   std::function<Result<RuleConfig>(const RuleSpec&, int workers)> resolve{};
   // Optional: the same rule for another number of workers (theory's scans over P), where the
@@ -62,12 +69,41 @@ struct RuleInfo {
   // Set when this rule is another registered rule under the name of a later paper (m-sync is
   // k-sync): the theory's sweep over every rule leaves it out, as it would repeat that one.
   std::string alias_of{};
+
+  // The version of what the rule's save_state writes (rule_state.hpp): raise it when the
+  // fields change, and read older versions in load_state, or a checkpoint of another version is
+  // refused on resume.
+  int state_version = 1;
+  // What the rest of a run asks of the rule, instead of testing its name:
+  bool needs_partition = false;  // its update means something only over workers that hold
+                                 // different data: --partition is required (malenia)
+  bool takes_adasync = false;    // --adasync-every may adapt its K (k-sync, k-async)
+  bool lock_free = false;        // runs under --server hogwild, where no server collects
+                                 // gradients (async)
+  bool plain_sgd = false;        // --sequential runs it as plain SGD with P = 1 (sync)
+  // Optional: the fix in the line that ends a run whose live workers are fewer than K
+  // ("raise --backups to 3 or more"); the default is "lower --k to N or less".
+  std::function<std::string(const RuleConfig&, int live)> fewer_workers_fix{};
 };
 
 // Adds a rule under info.name, for every run of this process from then on (register before
-// training starts). Refuses, in one line, an empty or malformed name, a name taken by a
-// built-in or an earlier registration, and a missing `make`.
+// options are parsed: a rule's options join train's option table when it is next read).
+// Refuses, in one line, an empty or malformed name, a name taken by a built-in or an earlier
+// registration, a missing `make`, and an option that is malformed or declared otherwise by
+// another rule.
 Status register_rule(RuleInfo info);
+
+// Grows by one with every registration: train's option table appends the new rules' options
+// when it sees it change.
+std::uint64_t rules_generation();
+
+// The option `name` and the rules that declare it, in registration order; an empty list when no
+// rule declares it.
+std::vector<const RuleInfo*> rules_with_option(std::string_view name);
+
+// "k-sync and k-async": the registered rules for which `has` holds, for messages that name the
+// rules a flag or setting applies to (an alias is left out: its rule is named).
+std::string rules_that(const std::function<bool(const RuleInfo&)>& has);
 
 // The rule registered as `name`, or nullptr. The pointer stays valid for the process's life.
 const RuleInfo* find_rule(std::string_view name);

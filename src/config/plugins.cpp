@@ -1,0 +1,62 @@
+// Loading the plug-ins that options name, before the options are read (config/plugins.hpp).
+#include "config/plugins.hpp"
+
+#include <fmt/format.h>
+
+#include "config/option_table.hpp"
+#include "util/plugin_loader.hpp"
+
+namespace stalesgd {
+
+std::string absolute_plugin_paths(const std::string& value) {
+  std::string out;
+  for (const auto& p : plugin_paths(value)) {
+    std::error_code ec;
+    const auto abs = std::filesystem::absolute(p, ec).lexically_normal();
+    if (!out.empty()) out += ':';
+    out += (ec ? p : abs).string();
+  }
+  return out;
+}
+
+Status load_plugins(const std::string& value) {
+  for (const auto& path : plugin_paths(value)) {
+    if (auto s = load_plugin(path); !s) return s;
+    if (auto s = check_rule_options(); !s) {
+      return Error{fmt::format("--plugin {}: {}", path.string(), s.error().message)};
+    }
+  }
+  return check_rule_options();
+}
+
+Status load_plugins_in_args(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--plugin" && i + 1 < args.size()) {
+      if (auto s = load_plugins(args[i + 1]); !s) return s;
+    } else if (a.rfind("--plugin=", 0) == 0) {
+      if (auto s = load_plugins(a.substr(9)); !s) return s;
+    }
+  }
+  return {};
+}
+
+Status load_plugins_in_toml(const toml::table& root) {
+  const auto load = [](const toml::table& t) -> Status {
+    if (const auto* v = t.get("plugin"); v != nullptr) {
+      if (const auto text = v->value_exact<std::string>()) return load_plugins(*text);
+    }
+    return {};
+  };
+  if (auto s = load(root); !s) return s;
+  if (const auto* runs = root.get_as<toml::array>("run")) {
+    for (const auto& run : *runs) {
+      if (const auto* t = run.as_table()) {
+        if (auto s = load(*t); !s) return s;
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace stalesgd
