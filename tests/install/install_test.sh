@@ -36,8 +36,9 @@ for f in bin/stalesgd lib/libstalesgd.so include/stalesgd/version.hpp \
 done
 echo "installed: $(cd "$prefix" && find . -type f | wc -l) files"
 # The manual page, as man finds it under the prefix (generated from the option tables).
-MANPATH="$prefix/share/man" man stalesgd 2>/dev/null | grep -q -- "--workers" ||
-  fail "man stalesgd under $prefix/share/man shows no --workers"
+# (Read whole: grep -q would stop at its match, and pipefail would fail on man's SIGPIPE.)
+page=$(MANPATH="$prefix/share/man" man stalesgd 2>/dev/null) || true
+grep -q -- "--workers" <<<"$page" || fail "man stalesgd under $prefix/share/man shows no --workers"
 
 # A build with the TorchScript plugin installs it, and the installed binary finds it in its own
 # prefix (it is the plugin that says a file is not TorchScript; docs/models.md).

@@ -20,9 +20,11 @@ run=(--rule capped-k-async --k 2 --workers 8 --delay 'exp:mean=10ms;w0=x8' --ite
 # The highest staleness gradients.csv records.
 stalest() { awk -F, 'NR > 1 && $4 > m { m = $4 } END { print m + 0 }' "$1/gradients.csv"; }
 
-"$cli" train --plugin "$plugin" --help | grep -q -- "--cap" || fail "train --help shows no --cap"
-"$cli" train --plugin "$plugin" --help | grep -q "capped-k-async" ||
-  fail "train --help does not list capped-k-async"
+# Read whole first: grep -q stops reading at its match, and under pipefail the help's SIGPIPE
+# would fail the line.
+help=$("$cli" train --plugin "$plugin" --help) || fail "train --plugin ... --help failed"
+grep -q -- "--cap" <<<"$help" || fail "train --help shows no --cap"
+grep -q "capped-k-async" <<<"$help" || fail "train --help does not list capped-k-async"
 
 "$cli" train --plugin "$plugin" "${run[@]}" --clock virtual --cap 1 --out "$tmp/train" >/dev/null ||
   fail "train with the plug-in's rule failed"
@@ -50,9 +52,9 @@ for cap in 0 2; do
   [ "$(stalest "$tmp/race/cap-$cap")" -le "$cap" ] || fail "race: cap $cap let a staler gradient in"
 done
 
-"$cli" theory --plugin "$plugin" --rule capped-k-async --k 2 --cap 1 --workers 8 \
-  --delay exp:mean=10ms --samples 4000 --json | grep -q '"monte_carlo"' ||
-  fail "theory gave no Monte Carlo estimate of the plug-in's rule"
+theory=$("$cli" theory --plugin "$plugin" --rule capped-k-async --k 2 --cap 1 --workers 8 \
+  --delay exp:mean=10ms --samples 4000 --json) || fail "theory with the plug-in's rule failed"
+grep -q '"monte_carlo"' <<<"$theory" || fail "theory gave no Monte Carlo estimate of the plug-in's rule"
 
 "$cli" serve "$tmp/race" --plugin "$plugin" --port 0 >"$tmp/serve.out" 2>&1 &
 serve_pid=$!
@@ -63,7 +65,8 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ -n "$url" ] || fail "serve printed no address: $(cat "$tmp/serve.out")"
-curl -sf "${url}api/runs" | grep -q 'capped-k-async' || fail "serve's /api/runs shows no capped-k-async run"
+runs=$(curl -sf "${url}api/runs") || fail "serve's /api/runs did not answer"
+grep -q 'capped-k-async' <<<"$runs" || fail "serve's /api/runs shows no capped-k-async run"
 kill "$serve_pid"
 wait "$serve_pid" 2>/dev/null || true
 serve_pid=""
