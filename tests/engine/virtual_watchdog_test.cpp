@@ -111,8 +111,10 @@ TEST_CASE(
                               " train --model mlp --clock virtual --iterations 5 --delay "
                               "const:99s --eval-every 1ms --no-progress --out " +
                               out.string();
+  // timeout --foreground passes the SIGTERM on to the run once: without it timeout also sends
+  // it to its process group, the run among it, and a second signal ends a run at once.
   const auto r =
-      run_shell("setsid env --default-signal=TERM timeout -s KILL 300 " + command +
+      run_shell("setsid env --default-signal=TERM timeout --foreground -s KILL 300 " + command +
                 " >/dev/null 2>&1 & pid=$!; i=0; while [ ! -e '" + (out / "summary.json").string() +
                 "' ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; sleep 1; "
                 "kill -TERM $pid; wait $pid; echo $?");
