@@ -307,7 +307,10 @@ Result<RuleConfig> resolve_rule(const RuleSpec& spec, int workers) {
     return Error{fmt::format("--workers {} must be at least 1", workers)};
   }
   // A rule's own options belong to it alone, each of its type and range.
-  for (const auto& [name, value] : spec.params.values()) {
+  for (const auto& entry : spec.params.values()) {
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& name = entry.first;
+    const auto& value = entry.second;
     const auto mine = std::find_if(info->options.begin(), info->options.end(),
                                    [&](const RuleOption& o) { return o.name == name; });
     if (mine == info->options.end()) {
