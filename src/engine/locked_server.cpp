@@ -80,7 +80,7 @@ void LockedServer::assign(int w, Clock::time_point at, bool cut) {
   const auto i = ix(w);
   // X is drawn at the assignment, in every engine alike, so that each worker's delay stream
   // is consumed the same way, cut minibatches included.
-  attempts_[i] = draw_attempts(delays_of_[i], since_start(at), core_.rule().budget(w));
+  attempts_[i] = draw_attempts(delays_of_[i], since_start(at), core_.protocol().budget(w));
   x_[i] = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(attempts_[i].delay_s));
   assigned_at_[i] = at;

@@ -82,7 +82,7 @@ class LockedServer final : public SupervisedEngine {
   void fail_thread(const CaughtFailure& failure);
 
   ParameterStore& store() { return store_; }
-  const Rule& rule() const { return core_.rule(); }
+  const RoundProtocol& protocol() const { return core_.protocol(); }
   const ServerCore& core() const { return core_; }  // REQUIRES(mutex())
   RunRecord& record() { return run_; }              // REQUIRES(mutex())
   // The seed of the delay and minibatch streams: the run's, or for a resumed run one mixed with

@@ -15,9 +15,9 @@ ThreadEngine::ThreadEngine(RunContext& ctx)
       slots_(static_cast<std::size_t>(o_.workers)) {
   // A rule whose updates leave work in flight running (rennala's discard, malenia) needs each
   // worker's version pinned at its assignment, as the asynchronous rules' own timers do.
-  if (server_.rule().cuts_in_flight()) {
+  if (server_.protocol().cuts_every_update()) {
     wake_ = std::make_unique<ServerTimers>(
-        slots_, server_.store(), server_.rule(), o_.delay_mode,
+        slots_, server_.store(), server_.protocol(), o_.delay_mode,
         [this](const CaughtFailure& failure) { server_.fail_thread(failure); });
   } else {
     wake_ = std::make_unique<OwnTimers>(server_.store());

@@ -42,10 +42,8 @@ class VirtualEngine final : public EventSimulator::Callbacks {
     for (int w = 0; w < o_.workers; ++w) {
       samplers_.push_back(ctx.sampler(w, derive_seed(o_.seed, SeedStream::kSampler, w)));
     }
-    // A rule that draws attempts under a time limit (Rule::budget) has them checkpointed.
-    bool limited = false;
-    for (int w = 0; w < o_.workers; ++w) limited = limited || core_.rule().budget(w).limited();
-    sim_.saves_attempts(limited);
+    // Attempts drawn under a time limit are checkpointed.
+    sim_.saves_attempts(core_.protocol().time_limited());
   }
 
   std::span<const RoundProtocol::Start> begin() override { return core_.begin(); }
@@ -107,7 +105,7 @@ class VirtualEngine final : public EventSimulator::Callbacks {
 
   void on_cancel(double, int w) override { pins_[static_cast<std::size_t>(w)].release(); }
 
-  AttemptBudget budget(int w) override { return core_.rule().budget(w); }
+  AttemptBudget budget(int w) override { return core_.protocol().budget(w); }
 
   // A failed worker leaves (docs/rules.md, "Failed workers"); too few left ends the run.
   Result<RoundProtocol::Step> on_failure(double t, int w, FailureKind how) override {

@@ -13,9 +13,9 @@ bool OwnTimers::on_assign(int, WorkerSlot& slot, bool) {
   return true;
 }
 
-ServerTimers::ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, const Rule& rule,
-                           DelayMode mode, WakeTimer::Fail fail)
-    : slots_(slots), store_(store), rule_(rule), mode_(mode), track_(slots.size()) {
+ServerTimers::ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store,
+                           const RoundProtocol& protocol, DelayMode mode, WakeTimer::Fail fail)
+    : slots_(slots), store_(store), protocol_(protocol), mode_(mode), track_(slots.size()) {
   scratch_ends_.reserve(slots.size());
   timer_ = std::make_unique<WakeTimer>(
       static_cast<int>(slots.size()), [this](int w, std::uint64_t ticket) { release(w, ticket); },
@@ -45,7 +45,7 @@ void ServerTimers::after_step() {
   const auto now = EngineClock::now();
   // The round's update comes with its `needed`-th earliest end; a minibatch ending later
   // will be cut (ties are released). K is fixed within a round (AdaSync changes it at updates).
-  const auto needed = static_cast<std::size_t>(std::max(1, rule_.k() - rule_.pending()));
+  const auto needed = static_cast<std::size_t>(protocol_.still_needed());
   auto cutoff = EngineClock::time_point::max();
   scratch_ends_.clear();
   for (const auto& t : track_) {

@@ -25,7 +25,7 @@
 #include "engine/parameter_store.hpp"
 #include "engine/wake_timer.hpp"
 #include "engine/worker_slot.hpp"
-#include "stalesgd/rules/rule.hpp"
+#include "rules/round_protocol.hpp"
 
 namespace stalesgd {
 
@@ -67,8 +67,8 @@ class OwnTimers final : public WakePolicy {
 class ServerTimers final : public WakePolicy {
  public:
   // `fail`: the timer thread's exception (WakeTimer::Fail).
-  ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, const Rule& rule, DelayMode mode,
-               WakeTimer::Fail fail = {});
+  ServerTimers(std::span<WorkerSlot> slots, ParameterStore& store, const RoundProtocol& protocol,
+               DelayMode mode, WakeTimer::Fail fail = {});
   bool worker_sleeps() const override { return false; }
   bool on_assign(int w, WorkerSlot& slot, bool cut_pending) override;
   void on_delivered(int w) override { track_[ix(w)].ends_at = EngineClock::time_point::max(); }
@@ -90,7 +90,7 @@ class ServerTimers final : public WakePolicy {
 
   std::span<WorkerSlot> slots_;
   ParameterStore& store_;
-  const Rule& rule_;
+  const RoundProtocol& protocol_;  // the round: how many gradients it still needs
   DelayMode mode_;
   std::vector<Track> track_;
   std::vector<EngineClock::time_point> scratch_ends_;

@@ -2,6 +2,8 @@
 #include "rules/round_protocol.hpp"
 #include "util/state_stream.hpp"
 
+#include <algorithm>
+
 namespace stalesgd {
 
 RoundProtocol::RoundProtocol(Rule& rule, int workers)
@@ -34,6 +36,17 @@ void RoundProtocol::release_held(std::uint64_t version) {
   for (int v = 0; v < workers(); ++v) {
     if (held(v) && rule_.may_start(v)) start(v, version, false);
   }
+}
+
+bool RoundProtocol::time_limited() const {
+  for (int w = 0; w < workers(); ++w) {
+    if (rule_.budget(w).limited()) return true;
+  }
+  return false;
+}
+
+int RoundProtocol::still_needed() const {
+  return std::max(1, rule_.k() - rule_.pending());
 }
 
 std::span<const RoundProtocol::Start> RoundProtocol::begin() {

@@ -47,6 +47,20 @@ class RoundProtocol {
 
   Rule& rule() { return rule_; }
   const Rule& rule() const { return rule_; }
+
+  // What an engine needs of the rule beyond its decisions, asked here and never of the rule
+  // itself, so that no engine, simulator or Monte Carlo knows a rule family's hooks
+  // (docs/architecture.md, "The path of one gradient").
+  // The attempts worker w's next minibatch may take and their time limit (MindFlayer's).
+  AttemptBudget budget(int w) const { return rule_.budget(w); }
+  // True when some worker's minibatches run under a time limit: their attempts are drawn
+  // through budget() and checkpointed.
+  bool time_limited() const;
+  // True when every update cuts the minibatches in flight, so that only the ones that can make
+  // the round's cut need releasing (the thread engine's server-owned wake-ups).
+  bool cuts_every_update() const { return rule_.cuts_in_flight(); }
+  // Accepted gradients the current round still needs before its update (at least 1).
+  int still_needed() const;
   int workers() const { return static_cast<int>(state_.size()); }
   // True while the rule's gate holds worker w idle (ssp: too far ahead of the slowest).
   bool held(int w) const { return state_[ix(w)].phase == Phase::kHeld; }

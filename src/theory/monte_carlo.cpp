@@ -62,7 +62,7 @@ class RuleOnly final : public EventSimulator::Callbacks {
     }
     return step;
   }
-  AttemptBudget budget(int w) override { return rule_->budget(w); }
+  AttemptBudget budget(int w) override { return protocol_.budget(w); }
   void simulate_on(const EventSimulator& sim) { sim_ = &sim; }
   const std::vector<double>& update_times() const { return update_times_; }
   double staleness_sum() const { return staleness_sum_; }
