@@ -28,9 +28,13 @@ TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule
   for (const RuleInfo* info : registered_rules()) {
     INFO(info->name);
     RuleSpec spec{info->name, info->k == KChoice::kGiven ? 2 : 0};
-    if (info->name == "ssp") spec.params.set("staleness-bound", std::int64_t{0});
-    if (info->name == "backup") spec.params.set("backups", std::int64_t{1});
-    if (info->name == "ringmaster") spec.params.set("staleness-threshold", std::int64_t{2});
+    // Each integer option a rule takes at 1 or its least (ssp's s, backup's b = 1: K = 2), so
+    // that a rule with one needs no line here; mindflayer's limit is text its parser reads.
+    for (const RuleOption& option : info->options) {
+      if (option.type == RuleOptionType::kInteger) {
+        spec.params.set(option.name, std::max(option.min, std::int64_t{1}));
+      }
+    }
     if (info->name == "mindflayer") spec.params.set("time-limit", std::string("10ms"));
     auto r = resolve_rule(spec, 3);
     REQUIRE(r.ok());
