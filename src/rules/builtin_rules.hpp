@@ -10,6 +10,7 @@
   RULE(async_rule)                   \
   RULE(k_async_rule)                 \
   RULE(k_batch_async_rule)           \
+  RULE(k_quota_async_rule)           \
   RULE(ssp_rule)                     \
   RULE(backup_rule)                  \
   RULE(m_sync_rule)                  \
