@@ -64,9 +64,9 @@ Status add_settings(const fs::path& file, const toml::table& table,
                         where(file, node))};
       }
       return Error{
-          fmt::format("{}: unknown key '{}'; known keys: {}, seeds, seed_stride, name, "
+          fmt::format("{}: unknown key '{}'{}; known keys: {}, seeds, seed_stride, name, "
                       "description, and [[run]] tables with label",
-                      where(file, node), k, known_experiment_keys())};
+                      where(file, node), k, did_you_mean(k), known_experiment_keys())};
     }
     auto s = setting_from_toml(file, k, node);
     if (!s) return s.error();

@@ -166,6 +166,36 @@ const OptionDecl* experiment_option(std::string_view key) {
   return nullptr;
 }
 
+std::string did_you_mean(std::string_view key) {
+  // Levenshtein distance, one row at a time.
+  const auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
+  for (const auto& d : train_options()) {
+    if (!d.toml) continue;
+    const std::string k = option_key(d);
+    const std::size_t dist = distance(key, k);
+    if (dist < best_distance) {
+      best = k;
+      best_distance = dist;
+    }
+  }
+  return best.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", best);
+}
+
 std::string known_experiment_keys() {
   std::string keys;
   for (const auto& d : train_options()) {
@@ -209,8 +239,8 @@ Result<Setting> setting_from_arg(std::string_view arg, std::size_t index) {
   }
   const OptionDecl* option = experiment_option(key == "seeds" ? "seed" : key);
   if (option == nullptr) {
-    return Error{fmt::format("{}: unknown key '{}'; known keys: {}, seeds", where, key,
-                             known_experiment_keys())};
+    return Error{fmt::format("{}: unknown key '{}'{}; known keys: {}, seeds", where, key,
+                             did_you_mean(key), known_experiment_keys())};
   }
   const std::string_view value = trim(arg.substr(eq + 1));
   // lr=0.01,0.1 is the sweep lr=[0.01,0.1] for a key whose values hold no comma of their own

@@ -53,6 +53,9 @@ std::string shown_value(const toml::node& node);
 // The option that experiment key `key` sets (a TOML key of the option table), or null.
 const OptionDecl* experiment_option(std::string_view key);
 
+// " (did you mean 'lr_rule'?)" when a key is a typo of one (a few letters off), else "".
+std::string did_you_mean(std::string_view key);
+
 // "dataset, data_dir, model, ...": every key a file, a --set or a placeholder may name.
 std::string known_experiment_keys();
 

@@ -70,7 +70,8 @@ TEST_CASE("experiment: shared keys, overrides, seeds and slugs", "[experiment]")
 TEST_CASE("experiment: errors name the file, the line and the key", "[experiment]") {
   TempDir dir;
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"wrkers = 4\n[[run]]\nlabel = \"a\"\n", "exp.toml:1: unknown key 'wrkers'"},
+      {"wrkers = 4\n[[run]]\nlabel = \"a\"\n",
+       "exp.toml:1: unknown key 'wrkers' (did you mean 'workers'?)"},
       {"time = \"2s\"\nworkers = \"four\"\n[[run]]\nlabel = \"a\"\n",
        "exp.toml:2: key 'workers' must be an integer"},
       {"time = 20\n[[run]]\nlabel = \"a\"\n", "exp.toml:1: key 'time' must be a duration string"},

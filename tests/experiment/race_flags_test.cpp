@@ -96,7 +96,8 @@ TEST_CASE("race CLI: a bad --set, --only or --jobs is one line", "[experiment][c
   TempDir dir;
   const std::string cfg = sweep_file(dir).string();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
-      {{"--set", "wrkers=4"}, "--set wrkers=4: unknown key 'wrkers'; known keys: dataset, "},
+      {{"--set", "wrkers=4"},
+       "--set wrkers=4: unknown key 'wrkers' (did you mean 'workers'?); known keys: dataset, "},
       {{"--set", "k=[1,x]"}, "--set k=[1,x]: --k 'x': "},
       {{"--set"}, "--set needs a value"},
       {{"--only", "nothing*"},

@@ -210,7 +210,9 @@ TEST_CASE("sweep: --set replaces a key in every run, and a list sweeps it", "[ex
   CHECK(spec->runs[0].options().delay == "shifted-exp:shift=1ms,mean=2ms");
 
   const std::vector<std::pair<std::string, std::string>> errors{
-      {"wrkers=4", "--set wrkers=4: unknown key 'wrkers'; known keys: dataset, data_dir,"},
+      {"wrkers=4",
+       "--set wrkers=4: unknown key 'wrkers' (did you mean 'workers'?); known keys: dataset, "
+       "data_dir,"},
       {"k", "--set k: give key=value, e.g. --set k=4, or a sweep: --set k=1,2,4 or"},
       {"lr=0.01,x", "--set lr=0.01,x: --lr 'x': "},
       {"k=[]", "--set k=[]: an empty list; a sweep needs at least one value"},

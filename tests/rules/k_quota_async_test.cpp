@@ -15,7 +15,9 @@ using namespace stalesgd::test;
 
 namespace {
 
-RuleSpec quota_spec(int k, std::int64_t q) { return spec_with("k-quota-async", k, "quota", q); }
+RuleSpec quota_spec(int k, std::int64_t q) {
+  return spec_with("k-quota-async", k, "quota", q);
+}
 
 std::unique_ptr<Rule> quota_rule(int workers, int k, std::int64_t q) {
   auto config = resolve_rule(quota_spec(k, q), workers);
@@ -52,7 +54,8 @@ void same_decisions(std::unique_ptr<Rule> a, std::unique_ptr<Rule> b, int worker
       CHECK(x.protocol.computing(w) == y.protocol.computing(w));
     }
     REQUIRE_FALSE(computing.empty());
-    const int w = computing[std::uniform_int_distribution<std::size_t>(0, computing.size() - 1)(rng)];
+    const int w =
+        computing[std::uniform_int_distribution<std::size_t>(0, computing.size() - 1)(rng)];
     INFO("arrival " << i << ", worker " << w);
     REQUIRE(x.push(w) == y.push(w));
   }

@@ -2,10 +2,13 @@
 #include "cli/flag_parsing.hpp"
 #include "cli/man_page.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "config/option_table.hpp"
+#include "experiment/setting.hpp"
 #include "util/logging.hpp"
 
 namespace stalesgd::cli {
@@ -78,6 +81,44 @@ std::optional<int> help_or_logging(const cxxopts::Options& options, const cxxopt
   }
   if (auto s = apply_logging(r); !s) return fail(s.error().message, 2);
   return std::nullopt;
+}
+
+Result<std::vector<std::string>> take_repeated(std::vector<std::string>& args,
+                                               const std::string& flag) {
+  std::vector<std::string> values, rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--" + flag) {
+      if (i + 1 >= args.size()) return Error{fmt::format("--{} needs a value", flag)};
+      values.push_back(args[++i]);
+    } else if (args[i].rfind("--" + flag + "=", 0) == 0) {
+      values.push_back(args[i].substr(flag.size() + 3));
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  args = std::move(rest);
+  return values;
+}
+
+std::vector<std::string> take_bare_settings(std::vector<std::string>& args,
+                                            const std::vector<std::string>& switches) {
+  std::vector<std::string> values, rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const auto eq = a.find('=');
+    const std::string key = a.substr(0, eq);
+    const bool after_value_flag =
+        i > 0 && args[i - 1].rfind("-", 0) == 0 && args[i - 1].find('=') == std::string::npos &&
+        std::find(switches.begin(), switches.end(), args[i - 1]) == switches.end();
+    if (i > 0 && !a.starts_with('-') && eq != std::string::npos && !after_value_flag &&
+        (key == "seeds" || experiment_option(key) != nullptr)) {
+      values.push_back(a);
+    } else {
+      rest.push_back(a);
+    }
+  }
+  args = std::move(rest);
+  return values;
 }
 
 int usage_error(const std::string& command, const std::string& what) {

@@ -45,6 +45,16 @@ std::vector<std::string> rule_option_names();
 Status set_train_flags(const cxxopts::ParseResult& r, const std::vector<std::string>& names,
                        TrainerOptions& o);
 
+// The values of a flag that may be given many times (--set, --only), taken out of `args`: the
+// shared parse() refuses any repeated flag. "--flag V" and "--flag=V" both count.
+Result<std::vector<std::string>> take_repeated(std::vector<std::string>& args,
+                                               const std::string& flag);
+// `race --config F lr=0.1`, `train lr=0.1`: a bare KEY=VALUE whose key is an experiment file's is
+// a --set, taken out of `args`, unless it is the value of the flag before it (a flag that is not
+// one of `switches`, which take no value).
+std::vector<std::string> take_bare_settings(std::vector<std::string>& args,
+                                            const std::vector<std::string>& switches);
+
 // "stalesgd: error: <what>; see `stalesgd <command> --help`", exit 2.
 int usage_error(const std::string& command, const std::string& what);
 int usage_error(const std::string& command, const cxxopts::exceptions::exception& e);

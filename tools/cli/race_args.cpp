@@ -11,53 +11,6 @@
 #include "stalesgd/straggler/duration.hpp"
 
 namespace stalesgd::cli {
-namespace {
-
-// The values of a flag that may be given many times (--set, --only), taken out of `args`: the
-// shared parse() refuses any repeated flag. "--flag V" and "--flag=V" both count.
-Result<std::vector<std::string>> take_repeated(std::vector<std::string>& args,
-                                               const std::string& flag) {
-  std::vector<std::string> values, rest;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--" + flag) {
-      if (i + 1 >= args.size()) return Error{fmt::format("--{} needs a value", flag)};
-      values.push_back(args[++i]);
-    } else if (args[i].rfind("--" + flag + "=", 0) == 0) {
-      values.push_back(args[i].substr(flag.size() + 3));
-    } else {
-      rest.push_back(args[i]);
-    }
-  }
-  args = std::move(rest);
-  return values;
-}
-
-// `race --config F lr=0.1`: a bare KEY=VALUE whose key is an experiment file's is a --set, unless
-// it is the value of the flag before it.
-std::vector<std::string> take_bare_settings(std::vector<std::string>& args) {
-  static const std::vector<std::string> switches{
-      "--dry-run", "--force", "--resume", "--no-progress", "--help", "-h",
-      "-q",        "--quiet", "-v",       "--verbose"};
-  std::vector<std::string> values, rest;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const auto eq = a.find('=');
-    const std::string key = a.substr(0, eq);
-    const bool after_value_flag =
-        i > 0 && args[i - 1].rfind("-", 0) == 0 && args[i - 1].find('=') == std::string::npos &&
-        std::find(switches.begin(), switches.end(), args[i - 1]) == switches.end();
-    if (i > 0 && !a.starts_with('-') && eq != std::string::npos && !after_value_flag &&
-        (key == "seeds" || experiment_option(key) != nullptr)) {
-      values.push_back(a);
-    } else {
-      rest.push_back(a);
-    }
-  }
-  args = std::move(rest);
-  return values;
-}
-
-}  // namespace
 
 int race_command(int argc, char** argv, const std::vector<std::string>& command_line) {
   cxxopts::Options options(
@@ -89,7 +42,10 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
     RaceArgs a;
     auto set = take_repeated(args, "set");
     if (!set) return usage_error("race", set.error().message);
-    for (auto& bare : take_bare_settings(args)) set->push_back(std::move(bare));
+    static const std::vector<std::string> switches{
+        "--dry-run", "--force", "--resume", "--no-progress", "--help", "-h",
+        "-q",        "--quiet", "-v",       "--verbose"};
+    for (auto& bare : take_bare_settings(args, switches)) set->push_back(std::move(bare));
     auto only = take_repeated(args, "only");
     if (!only) return usage_error("race", only.error().message);
     a.set = std::move(set).value();
