@@ -28,8 +28,8 @@ class KQuotaAsync final : public Rule {
     // The protocol holds a worker that filled its quota until the update: a further push is a
     // bug in the engine, not a gradient to count.
     if (given >= quota_) {
-      throw std::logic_error(fmt::format("k-quota-async: worker {} pushed past its quota of {}",
-                                         a.worker, quota_));
+      throw std::logic_error(
+          fmt::format("k-quota-async: worker {} pushed past its quota of {}", a.worker, quota_));
     }
     ++given;
     Decision d;
@@ -55,8 +55,8 @@ class KQuotaAsync final : public Rule {
     const bool in_range = std::all_of(given->begin(), given->end(),
                                       [&](std::int64_t g) { return g >= 0 && g <= quota_; });
     if (!in_range || std::accumulate(given->begin(), given->end(), std::int64_t{0}) != pending_) {
-      in.fail(fmt::format("'given' is not the round's {} gradients, at most {} a worker",
-                          pending_, quota_));
+      in.fail(fmt::format("'given' is not the round's {} gradients, at most {} a worker", pending_,
+                          quota_));
       return;
     }
     given_ = std::move(*given);
