@@ -80,6 +80,11 @@ Result<std::vector<float>> read_model_file(const fs::path& path, std::size_t cou
 Status check_model_path(const fs::path& path, std::string_view flag) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   std::error_code ec;
+  // A folder that does not exist yet is made, parents too, as --out's is.
+  if (!fs::exists(fs::symlink_status(dir, ec)) && !fs::create_directories(dir, ec) && ec) {
+    return Error{fmt::format("{} {}: cannot create {}: {}; give another path", flag, path.string(),
+                             dir.string(), ec.message())};
+  }
   if (!fs::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
     return Error{fmt::format("{} {}: {} is not a folder this user can write in; give another path",
                              flag, path.string(), dir.string())};

@@ -23,8 +23,9 @@ Result<std::vector<float>> read_model_file(const std::filesystem::path& path, st
 // As a count: any number of parameters (`stalesgd export`, whose plugin checks it).
 inline constexpr std::size_t kAnyCount = static_cast<std::size_t>(-1);
 
-// Whether `path` can be written: its folder exists and is a folder this process may write in.
-// Checked before a run trains, so that a bad --save-model costs nothing.
+// Whether `path` can be written: its folder is one this process may write in, made (parents
+// too) when it does not exist yet. Checked before a run trains, so that a bad --save-model
+// costs nothing.
 Status check_model_path(const std::filesystem::path& path, std::string_view flag = "--save-model");
 
 }  // namespace stalesgd

@@ -57,6 +57,24 @@ TEST_CASE("a saved model's eval error is the run's final test error", "[output][
   CHECK(np.output == "float32 (" + std::to_string(summary["num_params"].get<long>()) + ",)\n");
 }
 
+TEST_CASE("save-model into folders that do not exist yet makes them, as --out does",
+          "[output][cli]") {
+  TempDir dir;
+  const auto model = dir / "new" / "deeper" / "m.npy";
+  const auto r = run_cli({"train", "--clock", "virtual", "--iterations", "3", "--no-progress",
+                          "--save-model", model.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::file_size(model) > 128);  // the .npy header and the parameters
+  // A path through a file is still refused, and nothing is made.
+  std::ofstream(dir / "file") << "x";
+  const auto bad = run_cli({"train", "--iterations", "1", "--no-progress", "--save-model",
+                            (dir / "file" / "sub" / "m.npy").string()});
+  CHECK(bad.exit_code == 1);
+  CHECK(line_count(bad.output) == 1);
+  CHECK_THAT(bad.output, Contains("cannot create"));
+}
+
 TEST_CASE("save-model and eval: a bad path or file is one line", "[output][cli]") {
   TempDir dir;
   std::ofstream(dir / "file") << "x";
