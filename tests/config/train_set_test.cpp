@@ -12,8 +12,8 @@ namespace fs = std::filesystem;
 TEST_CASE("train --set sets options by their experiment keys, as their flags would",
           "[config][cli]") {
   TempDir dir;
-  const std::vector<std::string> common{"train",      "--model",     "softmax", "--clock",
-                                        "virtual",    "--iterations", "40",     "--delay",
+  const std::vector<std::string> common{"train",        "--model",      "softmax", "--clock",
+                                        "virtual",      "--iterations", "40",      "--delay",
                                         "exp:mean=5ms", "--no-progress"};
   auto with = [&](std::vector<std::string> extra, const fs::path& out) {
     std::vector<std::string> args = common;
@@ -52,8 +52,8 @@ TEST_CASE("train --set: an unknown key, a sweep, a key given twice or a bad valu
       {{"--set"}, "--set needs a value"},
   };
   for (const auto& [flags, expected] : cases) {
-    std::vector<std::string> args{"train", "--iterations", "1", "--no-progress", "--out",
-                                  (dir / "never").string()};
+    std::vector<std::string> args{"train",         "--iterations", "1",
+                                  "--no-progress", "--out",        (dir / "never").string()};
     args.insert(args.end(), flags.begin(), flags.end());
     const auto r = run_cli(args);
     INFO(r.output);
