@@ -73,7 +73,6 @@ class ThreadEngine final : public ServerTransport {
   void load(StateReader& in) override;
 
  private:
-  enum class Woken { kOnTime, kCancelled, kStopped };
   // A gradient handed to the server thread (--server thread).
   struct Push {
     int worker = -1;  // -1: the server thread stops
@@ -84,13 +83,10 @@ class ThreadEngine final : public ServerTransport {
     bool crashed = false;     // not a gradient: the worker crashed at pushed_at (--fail)
   };
 
-  // thread_worker.cpp: the worker's side.
+  // thread_worker.cpp: the worker's side, the shared WorkerLoop (worker_loop.hpp) on a port
+  // over worker w's slot.
+  class SlotPort;
   void worker_main(int w);
-  void worker_loop(int w);
-  // Worker w waits in its slot until `until`, its minibatch is cut or the run stops. The wait
-  // is aimed `late` (the timer's usual lateness) before `until`; when it ends on its own, how
-  // late it really woke is added to `late`.
-  Woken sleep_until(WorkerSlot& slot, EngineClock::time_point until, RunningMean& late);
   // Worker w hands its gradient to the server: runs the step (inline) or queues it (thread).
   void deliver(int w, float loss);
   // thread_failures.cpp: worker w fails as --fail says, at `at`: a crash tells the server

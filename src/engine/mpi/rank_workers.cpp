@@ -23,7 +23,7 @@
 #include "engine/mpi/idle_wait.hpp"
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/mpi/rank_clock.hpp"
-#include "engine/running_mean.hpp"
+#include "engine/worker_loop.hpp"
 #include "stalesgd/data/sampler.hpp"
 #include "stalesgd/util/seed.hpp"
 
@@ -228,11 +228,94 @@ void RankWorkers::fail_worker(RemoteSlot& slot, int w, FailureKind how) {
   send_quietly(notice, Packet::kHeaderBytes, kFailed);
 }
 
+// Worker w's side of the messages: its RemoteSlot, which the receive thread fills and cuts, and
+// its pushes to rank 0.
+class RankWorkers::SlotPort final : public WorkerPort {
+ public:
+  SlotPort(RankWorkers& rank, int local)
+      : rank_(rank),
+        w_(rank.first_ + local),
+        slot_(rank.slots_[static_cast<std::size_t>(local)]),
+        params_(rank.ctx_.model->num_params()),
+        pushes_(rank.ctx_.model->num_params()),
+        n_(rank.ctx_.model->num_params()) {}
+
+  Taken take(EngineClock::time_point fail_at, double own_lead_s) override {
+    std::unique_lock lock(slot_.mu);
+    const auto ready = [&] { return slot_.stop || slot_.has_assignment; };
+    if (fail_at != EngineClock::time_point::max()) {
+      slot_.cv.wait_until(lock, fail_at, ready);
+    } else {
+      slot_.cv.wait(lock, ready);
+    }
+    if (slot_.stop) return {.stopped = true};
+    if (EngineClock::now() >= fail_at) return {.failing = true};
+    slot_.has_assignment = false;
+    slot_.cancel.store(false, std::memory_order_relaxed);
+    params_.swap(slot_.assigned);
+    header_ = slot_.assigned_header;
+    slot_.running = header_.ticket;
+    // X runs from rank 0's assignment (on this rank's clock), and the worker is busy from it.
+    return {.at = slot_.assigned_at,
+            .x = to_duration(header_.value),
+            .busy_from = slot_.assigned_at,
+            .lead_s = own_lead_s,
+            .params = params_.floats(n_)};
+  }
+  Woken sleep_until(EngineClock::time_point until) override {
+    const auto cut = [&] { return slot_.stop || slot_.cancel.load(std::memory_order_relaxed); };
+    std::unique_lock lock(slot_.mu);
+    if (EngineClock::now() < until) slot_.cv.wait_until(lock, until, cut);
+    if (slot_.stop) return Woken::kStopped;
+    return slot_.cancel.load(std::memory_order_relaxed) ? Woken::kCancelled : Woken::kOnTime;
+  }
+  std::span<float> gradient() override {
+    push_ = &pushes_.next();
+    return push_->payload();
+  }
+  const std::atomic<bool>& cancel() const override { return slot_.cancel; }
+  void account(double idle_s, bool computed, double busy_s) override {
+    {
+      std::lock_guard lock(slot_.mu);
+      slot_.running = 0;  // a cancel from now on is for a minibatch already pushed or dropped
+    }
+    slot_.stats.idle_s += idle_s;
+    if (computed) ++slot_.stats.computed;
+    slot_.stats.busy_s += busy_s;
+  }
+  void deliver(float loss) override {
+    Header out = header_;
+    out.value = loss;
+    push_->set_header(out);
+    pushes_.send();
+  }
+  void fail(FailureKind kind, EngineClock::time_point) override {
+    rank_.fail_worker(slot_, w_, kind);
+  }
+
+ private:
+  RankWorkers& rank_;
+  const int w_;
+  RemoteSlot& slot_;
+  Packet params_;           // the taken assignment's parameters (swapped with the slot's)
+  PushBuffers pushes_;      // the gradients on their way to rank 0
+  Packet* push_ = nullptr;  // the buffer the current gradient is computed into
+  Header header_;           // the taken assignment's header, echoed with the push
+  const std::size_t n_;
+};
+
 void RankWorkers::worker_main(int local) {
   // Timer slack 1 ns: the default 50 us would bias every sleep of a delay-dominated run.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   try {
-    worker_loop(local);
+    const int w = first_ + local;
+    slots_[static_cast<std::size_t>(local)].stats.worker = w;
+    // The thread engine's stream for worker w: the same seed gives the same data.
+    WorkerLoop loop(*ctx_.model, o_.batch, o_.delay_mode,
+                    ctx_.sampler(w, derive_seed(stream_seed_, SeedStream::kSampler, w)),
+                    ctx_.run.failures().of(w));
+    SlotPort port(*this, local);
+    loop.run(port, start_, start_);
   } catch (...) {
     // Rank 0 would wait for this worker forever, so end the whole job: the user's model or the
     // machine's limits with exit 1 (the detail at debug level, -v), a bug with 3.
@@ -240,103 +323,6 @@ void RankWorkers::worker_main(int local) {
     fmt::print(stderr, "stalesgd: error: rank {}: {}\n", mpi::rank(), failure.message);
     if (!failure.detail.empty()) ctx_.logger().debug("{}", failure.detail);
     mpi::abort(failure.cause == FailureCause::kBug ? 3 : 1);
-  }
-}
-
-RankWorkers::Woken RankWorkers::sleep_until(RemoteSlot& slot, EngineClock::time_point until) {
-  const auto cut = [&] { return slot.stop || slot.cancel.load(std::memory_order_relaxed); };
-  std::unique_lock lock(slot.mu);
-  if (EngineClock::now() < until) slot.cv.wait_until(lock, until, cut);
-  if (slot.stop) return Woken::kStopped;
-  return slot.cancel.load(std::memory_order_relaxed) ? Woken::kCancelled : Woken::kOnTime;
-}
-
-void RankWorkers::worker_loop(int local) {
-  const int w = first_ + local;
-  RemoteSlot& slot = slots_[static_cast<std::size_t>(local)];
-  const Model& model = *ctx_.model;
-  Packet params(model.num_params());
-  PushBuffers pushes(model.num_params());
-  auto ws = model.make_workspace(o_.batch);
-  // The thread engine's stream for worker w: the same seed gives the same data.
-  MinibatchSampler sampler = ctx_.sampler(w, derive_seed(stream_seed_, SeedStream::kSampler, w));
-  WorkerRecord& stats = slot.stats;
-  stats.worker = w;
-  GradientClock gradient_time;
-  Batch batch = sampler.next();
-  std::optional<EngineClock::time_point> last_end;
-  // --fail: when this worker fails; it checks at each step, as the thread engine's workers.
-  const PlannedFailure* planned = ctx_.run.failures().of(w);
-  const auto fail_at =
-      planned != nullptr ? start_ + to_duration(planned->at_s) : EngineClock::time_point::max();
-  const auto failing = [&] { return planned != nullptr && EngineClock::now() >= fail_at; };
-  for (;;) {
-    Header h;
-    EngineClock::time_point t0;
-    {
-      std::unique_lock lock(slot.mu);
-      const auto ready = [&] { return slot.stop || slot.has_assignment; };
-      if (planned != nullptr) {
-        slot.cv.wait_until(lock, fail_at, ready);
-      } else {
-        slot.cv.wait(lock, ready);
-      }
-      if (slot.stop) return;
-      if (failing()) {
-        lock.unlock();
-        return fail_worker(slot, w, planned->kind);
-      }
-      slot.has_assignment = false;
-      slot.cancel.store(false, std::memory_order_relaxed);
-      params.swap(slot.assigned);
-      h = slot.assigned_header;
-      t0 = slot.assigned_at;
-      slot.running = h.ticket;
-    }
-    if (last_end)
-      stats.idle_s += std::max(0.0, std::chrono::duration<double>(t0 - *last_end).count());
-    const auto x = to_duration(h.value);
-    // pad: start the gradient its usual time (with room for a slow one) before X; at once
-    // while there is no estimate yet. A sleep past the failure time ends there.
-    const double lead = gradient_time.lead_s();
-    Woken woken = sleep_until(slot, std::min(fail_at, compute_from(o_.delay_mode, t0, x, lead)));
-    if (woken == Woken::kStopped) return;
-    if (woken == Woken::kOnTime && failing()) return fail_worker(slot, w, planned->kind);
-    std::optional<float> loss;
-    const bool spent = woken == Woken::kOnTime;  // `batch` goes into a gradient
-    Packet* push = nullptr;
-    if (spent) {
-      push = &pushes.next();
-      loss = gradient_time.time([&] {
-        return model.loss_and_gradient(params.floats(model.num_params()), batch, push->payload(),
-                                       *ws, &slot.cancel);
-      });
-      if (loss) {
-        ++stats.computed;
-      } else {
-        woken = Woken::kCancelled;
-      }
-    }
-    if (woken == Woken::kOnTime && o_.delay_mode == DelayMode::kPad) {
-      woken = sleep_until(slot, std::min(fail_at, t0 + x));
-    }
-    if (woken == Woken::kStopped) return;
-    {
-      std::lock_guard lock(slot.mu);
-      slot.running = 0;  // a cancel from now on is for a minibatch already pushed or dropped
-    }
-    last_end = EngineClock::now();
-    stats.busy_s += std::chrono::duration<double>(*last_end - t0).count();
-    if (woken == Woken::kOnTime && failing()) return fail_worker(slot, w, planned->kind);
-    if (woken == Woken::kOnTime) {
-      Header out = h;
-      out.value = *loss;
-      push->set_header(out);
-      pushes.send();
-    }
-    // The next minibatch is gathered after the push: in a sync round this overlaps the wait
-    // for the others instead of delaying the round's last gradient.
-    if (spent) batch = sampler.next();
   }
 }
 

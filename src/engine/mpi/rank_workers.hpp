@@ -1,4 +1,5 @@
-// RankWorkers: a worker rank of --engine mpi: W worker threads, global workers
+// RankWorkers: a worker rank of --engine mpi: W worker threads (each the WorkerLoop the thread
+// engine's workers run, engine/worker_loop.hpp, on a port of messages), global workers
 // (rank - 1) * W + l, and the rank's main thread as its receive thread, which keeps receives
 // posted for rank 0's messages, puts each assignment into its worker's RemoteSlot, wakes a
 // worker whose minibatch is cut (asleep or in the middle of its gradient, at once) and, at
@@ -38,13 +39,12 @@ class RankWorkers {
   void run();
 
  private:
-  enum class Woken { kOnTime, kCancelled, kStopped };
+  class SlotPort;  // rank_workers.cpp: a worker's side of the messages, for WorkerLoop
   void receive_loop();
   // One message from rank 0; false at kStop.
   bool take(const PostedReceives::Arrival& a, PostedReceives& in);
+  // The shared WorkerLoop (engine/worker_loop.hpp) on worker `local`'s SlotPort.
   void worker_main(int local);
-  void worker_loop(int local);
-  Woken sleep_until(RemoteSlot& slot, EngineClock::time_point until);
   // --fail for worker w at `fail_at`: a crash tells rank 0 and returns; a hang blocks until the
   // run stops.
   void fail_worker(RemoteSlot& slot, int w, FailureKind how);
