@@ -1,11 +1,17 @@
 // A value other than the default for every experiment-file option of the option table, as the
 // CLI writes it and as TOML writes it: what tests/config/option_table_test.cpp sets each option
-// to, through both, to check that they agree.
+// to, through both, to check that they agree. A rule's own option takes its value from its
+// declaration (rule_option.hpp), so that a new rule's option needs no line here unless it is
+// free text (mindflayer's --time-limit), which only the rule can parse.
 #pragma once
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
+
+#include "stalesgd/rules/rule_registry.hpp"
 
 namespace stalesgd::test {
 
@@ -20,10 +26,6 @@ inline const std::map<std::string, std::pair<std::string, std::string>>& samples
       {"workers", {"8", "8"}},
       {"workers-per-rank", {"4", "4"}},
       {"k", {"3", "3"}},
-      {"staleness-bound", {"2", "2"}},
-      {"backups", {"1", "1"}},
-      {"staleness-threshold", {"3", "3"}},
-      {"old-point", {"interrupt", "\"interrupt\""}},
       {"time-limit", {"30ms;w1=90ms", "\"30ms;w1=90ms\""}},
       {"partition", {"dirichlet:0.5", "\"dirichlet:0.5\""}},
       {"plugin", {"/tmp/a.so:/tmp/b.so", "\"/tmp/a.so:/tmp/b.so\""}},
@@ -56,6 +58,33 @@ inline const std::map<std::string, std::pair<std::string, std::string>>& samples
       {"holdout", {"5000", "5000"}},
   };
   return s;
+}
+
+// The sample of option `name`: samples()'s, or for a rule's own option one its declaration
+// allows (an integer at 1 or its least, the first of its words, 0.5, 20ms); nullopt when
+// there is none.
+inline std::optional<std::pair<std::string, std::string>> sample_of(const std::string& name) {
+  if (const auto it = samples().find(name); it != samples().end()) return it->second;
+  const auto rules = rules_with_option(name);
+  if (rules.empty()) return std::nullopt;
+  for (const RuleOption& o : rules.front()->options) {
+    if (o.name != name) continue;
+    switch (o.type) {
+      case RuleOptionType::kInteger: {
+        const std::string v = std::to_string(std::max<std::int64_t>(o.min, 1));
+        return std::pair{v, v};
+      }
+      case RuleOptionType::kChoice:
+        return std::pair{o.choices.front(), "\"" + o.choices.front() + "\""};
+      case RuleOptionType::kNumber:
+        return std::pair{std::string("0.5"), std::string("0.5")};
+      case RuleOptionType::kDuration:
+        return std::pair{std::string("20ms"), std::string("\"20ms\"")};
+      case RuleOptionType::kString:
+        return std::nullopt;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace stalesgd::test
