@@ -31,13 +31,13 @@ class WorkerPort {
   enum class Woken { kOnTime, kCancelled, kStopped };
   // What take() handed the worker.
   struct Taken {
-    bool stopped = false;                // the run is over: the worker ends
-    bool failing = false;                // the failure time came first; nothing was taken
-    EngineClock::time_point at{};        // the assignment: X runs from here
-    EngineClock::duration x{};           // the minibatch's delay X
+    bool stopped = false;                 // the run is over: the worker ends
+    bool failing = false;                 // the failure time came first; nothing was taken
+    EngineClock::time_point at{};         // the assignment: X runs from here
+    EngineClock::duration x{};            // the minibatch's delay X
     EngineClock::time_point busy_from{};  // busy from here, idle before
-    double lead_s = -1.0;                // pad: start the gradient this long before X
-    std::span<const float> params{};     // the version to compute on, until release()
+    double lead_s = -1.0;                 // pad: start the gradient this long before X
+    std::span<const float> params{};      // the version to compute on, until release()
   };
 
   virtual ~WorkerPort() = default;

@@ -39,7 +39,8 @@ class ScriptedPort final : public WorkerPort {
     last_at = EngineClock::now();
     last_x = xs.front();
     xs.pop_front();
-    return {.at = last_at, .x = last_x, .busy_from = last_at, .lead_s = own_lead_s, .params = params_};
+    return {
+        .at = last_at, .x = last_x, .busy_from = last_at, .lead_s = own_lead_s, .params = params_};
   }
   bool sleeps_first() const override { return first; }
   Woken sleep_until(EngineClock::time_point until) override {
@@ -91,8 +92,7 @@ struct Setup {
 
 }  // namespace
 
-TEST_CASE("worker loop: take, sleep first, compute, sleep out X, deliver, release",
-          "[engine]") {
+TEST_CASE("worker loop: take, sleep first, compute, sleep out X, deliver, release", "[engine]") {
   Setup s;
   ScriptedPort port(*s.model);
   port.xs = {std::chrono::milliseconds(5), std::chrono::milliseconds(5)};

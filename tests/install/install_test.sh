@@ -131,6 +131,14 @@ if ldd "$tmp/example-custom_model/custom_model" | grep -E "libmpi|libopen-rte|li
 fi
 "$tmp/example-custom_model/custom_model" "$source_dir/data" "$tmp/example-custom_model/runs" ||
   fail "examples/custom_model exited with status $?"
+# The same model as a plug-in of the installed stalesgd: it trains under `train --model`.
+model_plugin=$tmp/example-custom_model/libhand_softmax.so
+[ -f "$model_plugin" ] || fail "examples/custom_model built no libhand_softmax.so"
+"$prefix/bin/stalesgd" train --plugin "$model_plugin" --model hand-softmax --clock virtual \
+  --iterations 50 --eval-every 1000s --no-progress --data-dir "$source_dir/data" \
+  --out "$tmp/hand-softmax" >/dev/null || fail "train --model hand-softmax from its plug-in failed"
+grep -q '"model": "hand-softmax"' "$tmp/hand-softmax/summary.json" ||
+  fail "summary.json does not record the plug-in's model"
 # examples/custom_rule is a plug-in: the installed stalesgd runs its rule through every command
 # (tests/install/plugin_test.sh).
 plugin=$tmp/example-custom_rule/libcapped_k_async.so
