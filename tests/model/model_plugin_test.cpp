@@ -17,8 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kPlugin =
-    (fs::path(STALESGD_TEST_PLUGIN_DIR) / "libhand_softmax.so").string();
+const std::string kPlugin = (fs::path(STALESGD_TEST_PLUGIN_DIR) / "libhand_softmax.so").string();
 
 double final_error(const fs::path& dir) {
   return read_summary(dir)["final_test_error"].get<double>();
@@ -53,8 +52,7 @@ TEST_CASE("model plug-in: every MPI rank loads it", "[model][plugin][mpi]") {
   require_mpi();
   TempDir dir;
   const auto r = run_mpi_shell(
-      "timeout 60 tools/mpirun.sh -np 3 " STALESGD_CLI " train --engine mpi --plugin " +
-      kPlugin +
+      "timeout 60 tools/mpirun.sh -np 3 " STALESGD_CLI " train --engine mpi --plugin " + kPlugin +
       " --model hand-softmax --rule async --workers 2 --delay exp:mean=5ms --iterations 100 "
       "--eval-every 1000s --no-progress --out " +
       (dir / "mpi").string());
