@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "data/zip_archive.hpp"
+#include "util/printable.hpp"
 
 namespace stalesgd {
 namespace {
@@ -51,9 +52,9 @@ class HeaderReader {
       if (*key == "descr") {
         seen_descr = true;
         if (peek() == '[') {
-          a.descr = printable_name(balanced().substr(0, 60));
+          a.descr = printable(balanced().substr(0, 60));
         } else if (auto d = string()) {
-          a.descr = printable_name(d->substr(0, 60));
+          a.descr = printable(d->substr(0, 60));
         } else {
           return "'descr' is not a string";
         }

@@ -17,6 +17,7 @@
 #include "data/npz_checks.hpp"
 #include "data/zip_archive.hpp"
 #include "util/memory.hpp"
+#include "util/printable.hpp"
 #include "util/tsan_hide.hpp"
 
 namespace stalesgd {
@@ -52,7 +53,7 @@ std::string contents(const std::vector<ZipEntry>& directory) {
   for (std::size_t i = 0; i < directory.size() && i < 12; ++i) {
     std::string_view n = directory[i].name;
     if (n.ends_with(".npy")) n.remove_suffix(4);
-    out += (i ? ", " : "") + printable_name(n);
+    out += (i ? ", " : "") + printable(n);
   }
   if (directory.size() > 12) out += fmt::format(" and {} more", directory.size() - 12);
   return out.empty() ? "nothing" : out;

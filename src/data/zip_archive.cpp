@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "util/crc32.hpp"
+#include "util/printable.hpp"
 
 namespace stalesgd {
 namespace {
@@ -118,7 +119,7 @@ Status apply_zip64(std::span<const std::uint8_t> extra, ZipEntry& e, const std::
   }
   if (e.size == 0xffffffff || e.compressed_size == 0xffffffff || e.local_offset == 0xffffffff) {
     return Error{fmt::format("{}: {}: its zip64 sizes are missing from the central directory; {}",
-                             file, printable_name(e.name), kCorruptFix)};
+                             file, printable(e.name), kCorruptFix)};
   }
   return {};
 }
@@ -169,7 +170,7 @@ Result<std::vector<std::uint8_t>> inflate_entry(std::span<const std::uint8_t> in
       break;
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      problem = printable_name(zs.msg != nullptr ? zs.msg : "zlib error");
+      problem = printable(zs.msg != nullptr ? zs.msg : "zlib error");
       break;
     }
   }
@@ -182,14 +183,6 @@ Result<std::vector<std::uint8_t>> inflate_entry(std::span<const std::uint8_t> in
 }
 
 }  // namespace
-
-std::string printable_name(std::string_view name) {
-  std::string out(name);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return out;
-}
 
 Result<std::vector<ZipEntry>> read_zip_directory(std::span<const std::uint8_t> b,
                                                  const std::string& file) {
@@ -229,7 +222,7 @@ Result<std::vector<ZipEntry>> read_zip_directory(std::span<const std::uint8_t> b
       return Error{fmt::format(
           "{}: two members named {} (entries {} and {}): numpy.load would read the last one; "
           "save the arrays again with numpy.savez, once each",
-          file, printable_name(e.name), it->second, i + 1)};
+          file, printable(e.name), it->second, i + 1)};
     }
     entries.push_back(std::move(e));
     at += kCentralBytes + name_n + extra_n + comment_n;
@@ -239,7 +232,7 @@ Result<std::vector<ZipEntry>> read_zip_directory(std::span<const std::uint8_t> b
 
 Result<ZipData> read_zip_entry(std::span<const std::uint8_t> b, const ZipEntry& e,
                                const std::string& file, std::uint64_t limit) {
-  const std::string what = fmt::format("{}: {}", file, printable_name(e.name));
+  const std::string what = fmt::format("{}: {}", file, printable(e.name));
   if (e.flags & 1) {
     return Error{what +
                  ": encrypted; numpy does not encrypt, save the arrays again with "

@@ -14,7 +14,7 @@ namespace stalesgd {
 
 // One file of the archive as its central directory describes it.
 struct ZipEntry {
-  std::string name;  // as stored; messages print it through printable_name
+  std::string name;  // as stored; messages print it through printable() (util/printable.hpp)
   std::uint16_t flags = 0;
   std::uint16_t method = 0;  // 0 stored, 8 deflated
   std::uint32_t crc = 0;
@@ -47,8 +47,5 @@ Result<std::vector<ZipEntry>> read_zip_directory(std::span<const std::uint8_t> b
 // the whole entry is read.
 Result<ZipData> read_zip_entry(std::span<const std::uint8_t> bytes, const ZipEntry& entry,
                                const std::string& file, std::uint64_t limit = UINT64_MAX);
-
-// `name` with control characters replaced by '?', for one-line messages.
-std::string printable_name(std::string_view name);
 
 }  // namespace stalesgd

@@ -16,6 +16,7 @@
 #include "config/plugins.hpp"
 #include "experiment/experiment_text.hpp"
 #include "experiment/sweep.hpp"
+#include "util/printable.hpp"
 #include "util/regular_file.hpp"
 
 namespace stalesgd {
@@ -178,9 +179,7 @@ Error syntax_error(const fs::path& path, const toml::parse_error& e) {
 // An Error is one line, but toml++'s descriptions, keys and values echo the file's bytes, a
 // newline among them (a fuzzer finding, docs/reliability.md): control characters become '?'.
 Error printable(Error e) {
-  for (char& c : e.message) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
+  e.message = stalesgd::printable(e.message);
   return e;
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "stalesgd/rules/rule_registry.hpp"
+#include "util/printable.hpp"
 #include "util/state_stream.hpp"
 
 namespace stalesgd {
@@ -60,7 +61,7 @@ void Rule::load(StateReader& in) {
   const std::uint64_t n = in.u64();
   if (!in.ok()) return;
   if (rule != name()) {
-    in.fail(fmt::format("the checkpoint holds rule '{}', not {}", rule, name()));
+    in.fail(fmt::format("the checkpoint holds rule '{}', not {}", printable(rule), name()));
     return;
   }
   if (version > state_version_of(name()) || version < 1) {

@@ -30,14 +30,6 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   return out;
 }
 
-std::string printable(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return out;
-}
-
 Result<double> parse_number(std::string_view text, std::string_view what) {
   text = trim(text);
   if (text.empty()) return Error{fmt::format("{} is empty; write a number, e.g. 1.5", what)};

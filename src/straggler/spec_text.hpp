@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "stalesgd/util/result.hpp"
+#include "util/printable.hpp"
 
 namespace stalesgd::spec {
 
@@ -16,7 +17,7 @@ std::string_view trim(std::string_view s);
 // Every piece between separators, untrimmed ("a,,b" gives three pieces).
 std::vector<std::string_view> split(std::string_view s, char sep);
 // `s` with control characters replaced by '?', so an echoed input keeps a message on one line.
-std::string printable(std::string_view s);
+using stalesgd::printable;
 
 // A finite plain number (no unit). `what` names it in the error, e.g. "shape".
 Result<double> parse_number(std::string_view text, std::string_view what);

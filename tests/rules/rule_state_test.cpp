@@ -69,4 +69,16 @@ TEST_CASE("rule state: a rule's checkpoint restores its fields, and one of anoth
   sync->load(other);
   CHECK_FALSE(other.ok());
   CHECK_THAT(other.error(), Contains("the checkpoint holds rule 'k-async', not k-sync"));
+  // A forged name with a newline in it (a fuzzer finding) stays on one line.
+  StateWriter forged;
+  forged.tag("rule");
+  forged.str("k-a\nsync");
+  forged.i64(1);
+  forged.i64(3);
+  forged.i64(0);
+  forged.u64(0);
+  StateReader bad(forged.bytes());
+  sync->load(bad);
+  CHECK_FALSE(bad.ok());
+  CHECK_THAT(bad.error(), Contains("holds rule 'k-a?sync', not k-sync"));
 }
