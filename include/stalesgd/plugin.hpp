@@ -1,8 +1,9 @@
 // A plug-in: a shared library that the `stalesgd` CLI loads with --plugin PATH (every command,
 // every MPI rank; an experiment file's `plugin` key for a race), in which a researcher's own
 // rules register themselves through the library's public API exactly as the built-in rules do
-// (rules/rule_registry.hpp; docs/architecture.md, "A rule as a plug-in"), and models with
-// register_model (model/model.hpp; examples/custom_model/plugin.cpp). Built against the
+// (rules/rule_registry.hpp; docs/architecture.md, "A rule as a plug-in"), models with
+// register_model (model/model.hpp; examples/custom_model/plugin.cpp) and delay families with
+// register_delay_family (straggler/delay_family.hpp; examples/custom_delay). Built against the
 // installed package (find_package(stalesgd), linking stalesgd::core), one source file:
 //
 //   stalesgd::Status register_mine() {

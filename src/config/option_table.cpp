@@ -251,9 +251,9 @@ std::deque<OptionDecl> make_table() {
   // Recorded, so that --resume, a race's jobs and every MPI rank load the same plug-ins; made
   // absolute, as they may run elsewhere (config/plugins.hpp).
   t.push_back({.name = "plugin", .type = T::kString,
-      .help = "Load the rules and models of these plug-ins (.so files built with "
-              "STALESGD_PLUGIN, colons between several): their --rule and --model names and "
-              "options join these",
+      .help = "Load the rules, models and delay families of these plug-ins (.so files built "
+              "with STALESGD_PLUGIN, colons between several): their names and options join "
+              "these",
       .group = kEngineGroup,
       .set = [](O& o, const OptionValue& v) { o.plugin = absolute_plugin_paths(word(v)); },
       .get = [](const O& o) -> std::optional<OptionValue> {

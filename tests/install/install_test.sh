@@ -117,8 +117,8 @@ expected=$("$build/stalesgd" --version)
 for rule in sync async; do
   grep -q "^$rule  *P = 4: 400 updates" "$tmp/consumer.out" || fail "the consumer printed no $rule run"
 done
-# examples/: a program with a model of its own and a plug-in with a rule of its own, built
-# against the same install, without Open MPI.
+# examples/: a program with a model of its own, and plug-ins with a rule, a model and a delay
+# family of their own, built against the same install, without Open MPI.
 for example in "$source_dir"/examples/*/; do
   name=$(basename "$example")
   step "configuring examples/$name" cmake -S "$example" -B "$tmp/example-$name" -G Ninja \
@@ -139,6 +139,15 @@ model_plugin=$tmp/example-custom_model/libhand_softmax.so
   --out "$tmp/hand-softmax" >/dev/null || fail "train --model hand-softmax from its plug-in failed"
 grep -q '"model": "hand-softmax"' "$tmp/hand-softmax/summary.json" ||
   fail "summary.json does not record the plug-in's model"
+# examples/custom_delay: a delay family as a plug-in of the installed stalesgd.
+delay_plugin=$tmp/example-custom_delay/libweibull_delay.so
+[ -f "$delay_plugin" ] || fail "examples/custom_delay built no libweibull_delay.so"
+"$prefix/bin/stalesgd" train --plugin "$delay_plugin" --delay 'weibull:scale=10ms,shape=0.7' \
+  --rule async --workers 4 --clock virtual --iterations 50 --eval-every 1000s --no-progress \
+  --data-dir "$source_dir/data" --out "$tmp/weibull" >/dev/null ||
+  fail "train --delay weibull:... from its plug-in failed"
+grep -q 'weibull:scale=10ms,shape=0.7' "$tmp/weibull/summary.json" ||
+  fail "summary.json does not record the plug-in's delay family"
 # examples/custom_rule is a plug-in: the installed stalesgd runs its rule through every command
 # (tests/install/plugin_test.sh).
 plugin=$tmp/example-custom_rule/libcapped_k_async.so

@@ -24,7 +24,7 @@ int race_command(int argc, char** argv, const std::vector<std::string>& command_
       ("config", "Experiment file, e.g. experiments/quickstart.toml", cxxopts::value<std::string>())
       ("out", "Output directory", cxxopts::value<std::string>())
       ("set", "KEY=VALUE: set a key of the file in every run, VALUE as train's flag takes it (time=5s); KEY=[V1,V2] or KEY=V1,V2 sweeps it (repeatable; a bare KEY=VALUE after the flags is a --set too)", cxxopts::value<std::string>())
-      ("plugin", "Load the rules and models of these plug-ins (.so files, colons between several) for every run: as --set plugin=PATHS, loaded first", cxxopts::value<std::string>())
+      ("plugin", "Load the rules, models and delay families of these plug-ins (.so files, colons between several) for every run: as --set plugin=PATHS, loaded first", cxxopts::value<std::string>())
       ("only", "Run only the runs whose label or slug matches this shell pattern, e.g. 'k-async*' (repeatable)", cxxopts::value<std::string>())
       ("data-dir", "Directory holding the data sets, for every run (as train's --data-dir; replaces the file's data_dir)", cxxopts::value<std::string>())
       ("jobs", "Virtual-clock runs at a time; real-clock runs still go one at a time", cxxopts::value<int>()->default_value("1"))

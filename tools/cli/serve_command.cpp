@@ -232,7 +232,7 @@ int serve_command(int argc, char** argv) {
       ("dir", "The folder to show", cxxopts::value<std::string>())
       ("port", "TCP port; 0 = any free port (the URL printed says which)", cxxopts::value<int>()->default_value("6006"))
       ("host", "Address to listen on; anything but a loopback address makes the page reachable from the network", cxxopts::value<std::string>()->default_value("127.0.0.1"))
-      ("plugin", "Load the rules and models of these plug-ins (.so files, colons between several), so that runs of their rules show their options; serve never loads a plug-in a run names by itself", cxxopts::value<std::string>())
+      ("plugin", "Load the rules, models and delay families of these plug-ins (.so files, colons between several), so that runs of their rules show their options; serve never loads a plug-in a run names by itself", cxxopts::value<std::string>())
       ("h,help", "Show this help");
   // clang-format on
   options.parse_positional({"dir"});
