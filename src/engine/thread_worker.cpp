@@ -43,13 +43,7 @@ class ThreadEngine::SlotPort final : public WorkerPort {
             .params = slot_.pin.params()};
   }
   bool sleeps_first() const override { return engine_.wake_->worker_sleeps(); }
-  Woken sleep_until(EngineClock::time_point until) override {
-    const auto cut = [&] { return slot_.stop || slot_.cancel.load(std::memory_order_relaxed); };
-    std::unique_lock lock(slot_.mu);
-    if (EngineClock::now() < until) slot_.cv.wait_until(lock, until, cut);
-    if (slot_.stop) return Woken::kStopped;
-    return slot_.cancel.load(std::memory_order_relaxed) ? Woken::kCancelled : Woken::kOnTime;
-  }
+  Woken sleep_until(EngineClock::time_point until) override { return sleep_on(slot_, until); }
   std::span<float> gradient() override { return slot_.grad; }
   const std::atomic<bool>& cancel() const override { return slot_.cancel; }
   void account(double idle_s, bool computed, double busy_s) override {

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 
@@ -64,6 +65,18 @@ class WorkerPort {
   // stops), at `at`.
   virtual void fail(FailureKind kind, EngineClock::time_point at) = 0;
 };
+
+// A port's sleep on a slot that has `mu`, `cv`, `stop` and `cancel` (WorkerSlot,
+// mpi::RemoteSlot): until `until`, unless the minibatch is cut or the run stops first.
+template <class Slot>
+WorkerPort::Woken sleep_on(Slot& slot, EngineClock::time_point until) {
+  const auto cut = [&] { return slot.stop || slot.cancel.load(std::memory_order_relaxed); };
+  std::unique_lock lock(slot.mu);
+  if (EngineClock::now() < until) slot.cv.wait_until(lock, until, cut);
+  if (slot.stop) return WorkerPort::Woken::kStopped;
+  return slot.cancel.load(std::memory_order_relaxed) ? WorkerPort::Woken::kCancelled
+                                                     : WorkerPort::Woken::kOnTime;
+}
 
 class WorkerLoop {
  public:

@@ -25,18 +25,14 @@ std::unique_ptr<Rule> quota_rule(int workers, int k, std::int64_t q) {
   return make_rule(*config);
 }
 
-// A rule and its protocol, driven by arrivals: each step, a worker that is computing pushes.
-struct Driven {
-  Driven(std::unique_ptr<Rule> r, int workers) : rule(std::move(r)), protocol(*rule, workers) {
+// A rule and its protocol, every worker started; push() tells what worker w's push led to: "a"
+// the update, "w" the worker waits for it, "c" it goes on.
+struct Driven : ProtocolDriver {
+  Driven(std::unique_ptr<Rule> r, int workers) : ProtocolDriver(std::move(r), workers) {
     (void)protocol.begin();
   }
-  std::unique_ptr<Rule> rule;
-  RoundProtocol protocol;
-  std::uint64_t version = 0;
-  // "a" apply, "w" wait, "c" continue: what worker w's push led to.
   std::string push(int w) {
-    const auto step = protocol.on_arrival(w, protocol.version_of(w), version);
-    if (step.decision.apply) ++version;
+    const auto step = ProtocolDriver::push(w);
     return step.decision.apply ? "a" : step.decision.next == AfterPush::kWait ? "w" : "c";
   }
 };

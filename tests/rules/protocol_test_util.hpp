@@ -25,6 +25,9 @@ inline std::string starts(std::span<const RoundProtocol::Start> s) {
 struct ProtocolDriver {
   ProtocolDriver(const std::string& name, int workers, int k = 0)
       : rule(test::rule(name, workers, k)), protocol(*rule, workers) {}
+  // A rule made with options of its own (rule_test_util.hpp's spec_with).
+  ProtocolDriver(std::unique_ptr<Rule> made, int workers)
+      : rule(std::move(made)), protocol(*rule, workers) {}
   std::unique_ptr<Rule> rule;
   RoundProtocol protocol;
   std::uint64_t version = 0;

@@ -262,13 +262,7 @@ class RankWorkers::SlotPort final : public WorkerPort {
             .lead_s = own_lead_s,
             .params = params_.floats(n_)};
   }
-  Woken sleep_until(EngineClock::time_point until) override {
-    const auto cut = [&] { return slot_.stop || slot_.cancel.load(std::memory_order_relaxed); };
-    std::unique_lock lock(slot_.mu);
-    if (EngineClock::now() < until) slot_.cv.wait_until(lock, until, cut);
-    if (slot_.stop) return Woken::kStopped;
-    return slot_.cancel.load(std::memory_order_relaxed) ? Woken::kCancelled : Woken::kOnTime;
-  }
+  Woken sleep_until(EngineClock::time_point until) override { return sleep_on(slot_, until); }
   std::span<float> gradient() override {
     push_ = &pushes_.next();
     return push_->payload();
