@@ -64,6 +64,7 @@ std::pair<std::unique_ptr<Model>, std::vector<float> > builtin_mlp(std::uint64_t
 
 TEST_CASE("torchscript: an exported mlp gives the built-in mlp's loss and gradient",
           "[model][torchscript]") {
+  leak_check_before_libtorch();
   TempDir dir;
   const auto [builtin, w] = builtin_mlp(11);
   export_with_weights(dir / "mlp.pt", "mlp", mlp_to_torch(w, kMlpSizes), "--hidden 128");
@@ -98,6 +99,7 @@ TEST_CASE("torchscript: an exported mlp gives the built-in mlp's loss and gradie
 }
 
 TEST_CASE("torchscript: a sequential run's losses are the built-in mlp's", "[model][torchscript]") {
+  leak_check_before_libtorch();
   TempDir dir;
   const std::uint64_t seed = 5;
   const auto [builtin, w] = builtin_mlp(derive_seed(seed, SeedStream::kModelInit));
@@ -129,6 +131,7 @@ TEST_CASE("torchscript: a sequential run's losses are the built-in mlp's", "[mod
 TEST_CASE(
     "torchscript: the thread, server-thread, hogwild and virtual engines train a scripted cnn",
     "[model][torchscript]") {
+  leak_check_before_libtorch();
   const auto file = exported_model("cnn-mnist", "cnn");
   for (const std::string engine : {"inline", "thread", "hogwild", "virtual"}) {
     INFO(engine);

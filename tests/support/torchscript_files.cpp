@@ -1,5 +1,16 @@
 #include "support/torchscript_files.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define STALESGD_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STALESGD_TEST_ASAN 1
+#endif
+#endif
+#ifdef STALESGD_TEST_ASAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -7,6 +18,12 @@
 #include "support/fixtures.hpp"
 
 namespace stalesgd::test {
+
+void leak_check_before_libtorch() {
+#ifdef STALESGD_TEST_ASAN
+  __lsan_do_leak_check();
+#endif
+}
 namespace fs = std::filesystem;
 
 namespace {

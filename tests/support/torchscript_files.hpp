@@ -21,6 +21,12 @@ namespace stalesgd::test {
 inline const std::string kTorchCli =
     kSanitized ? "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\" " + kCli : kCli;
 
+// For a test that loads LibTorch into the test process itself: under AddressSanitizer the leak
+// check runs now, before LibTorch's thread pools exist, and therefore not at exit, where its
+// tracer crashes on them now and then (as kTorchCli says; __lsan_do_leak_check runs the exit
+// check early, once). A no-op in the other builds.
+void leak_check_before_libtorch();
+
 // `tools/export_model.py MODEL --out <file> ARGS...`, reused while the file is newer than the
 // script; `name` names the file. Fails the test with the script's output when it fails.
 std::filesystem::path exported_model(const std::string& name, const std::string& model,
