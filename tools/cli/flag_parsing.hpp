@@ -1,7 +1,7 @@
-// The flag parsing every subcommand shares (cxxopts is confined to args.cpp, race_args.cpp,
-// theory_error.cpp and flag_parsing.cpp, since it is slow to compile): one parse that refuses
-// repeated flags and spells K as --k, one-line usage errors, and the logging flags of every
-// command.
+// The flag parsing every subcommand shares (cxxopts is confined to args.cpp, train_args.cpp,
+// race_args.cpp, theory_error.cpp and flag_parsing.cpp, since it is slow to compile): one parse
+// that refuses repeated flags and spells K as --k, one-line usage errors, and the logging flags of
+// every command.
 #pragma once
 
 #include <cxxopts.hpp>
@@ -64,6 +64,9 @@ int eval_command(int argc, char** argv);
 
 // `stalesgd export ...` (export_command.cpp).
 int export_command(int argc, char** argv);
+
+// `stalesgd train ...` (train_args.cpp).
+int train_command(int argc, char** argv, const std::vector<std::string>& command_line);
 
 // `stalesgd race ...` (race_args.cpp).
 int race_command(int argc, char** argv, const std::vector<std::string>& command_line);
