@@ -1,6 +1,6 @@
 // The option table's generic accessors: an OptionDecl whose setter and getter go straight to a
 // TrainerOptions field by a path of member pointers (field<&TrainerOptions::batch>), so that
-// a plain option is declared once (option_table.cpp). Private to src/config/.
+// a plain option is declared once (train_option_decls.cpp). Private to src/config/.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Applying CLI text and TOML values through the option table, and summary.json's "config"
-// from it (the declarations are in option_table.cpp).
+// from it (the declarations are in train_option_decls.cpp).
 #include <algorithm>
 #include <cctype>
 #include <charconv>

@@ -1,6 +1,6 @@
 // `stalesgd --man`: the manual page stalesgd(1), in roff, generated from the same option tables
-// that --help prints (the train flags from config/option_table.cpp, each command's own from its
-// parser), so that it cannot drift from them. The build writes it and `cmake --install` puts it
+// that --help prints (the train flags from config/train_option_decls.cpp, each command's own from
+// its parser), so that it cannot drift from them. The build writes it and `cmake --install` puts it
 // in share/man/man1/ (docs/install.md).
 #pragma once
 
