@@ -134,4 +134,17 @@ int lock_holder_alive(const fs::path& dir) {
   return 0;
 }
 
+nlohmann::json json_number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+const nlohmann::json* json_at(const nlohmann::json& j, std::initializer_list<const char*> keys) {
+  const nlohmann::json* at = &j;
+  for (const char* k : keys) {
+    if (!at->is_object() || !at->contains(k)) return nullptr;
+    at = &(*at)[k];
+  }
+  return at;
+}
+
 }  // namespace stalesgd::serve

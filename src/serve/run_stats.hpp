@@ -73,4 +73,9 @@ std::optional<nlohmann::json> read_summary(const std::filesystem::path& path,
 // unknown (no lock file). Read-only: the pid the file holds is checked with kill(pid, 0).
 int lock_holder_alive(const std::filesystem::path& dir);
 
+// A number for the page's JSON: null when not finite (JSON has no NaN).
+nlohmann::json json_number(double v);
+// The value at `keys` below `j` (objects only); nullptr when a key is missing.
+const nlohmann::json* json_at(const nlohmann::json& j, std::initializer_list<const char*> keys);
+
 }  // namespace stalesgd::serve

@@ -1,9 +1,9 @@
-// One run followed while it goes: status, progress and ETA, and its rows for the page.
+// One run followed while it goes: reading what its files gained, its status and progress
+// (its /api/runs entry is run_watch_overview.cpp, its rows for the page run_watch_series.cpp).
 #include "serve/run_watch.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "serve/run_options.hpp"
 #include "stalesgd/straggler/duration.hpp"
@@ -11,11 +11,6 @@
 namespace stalesgd::serve {
 
 namespace {
-
-const std::vector<std::string> kUpdateSeries{"iteration",      "wall_s",        "n_grads",
-                                             "mean_staleness", "max_staleness", "minibatch_loss"};
-const std::vector<std::string> kEvalSeries{"wall_s", "iteration", "test_error", "test_loss",
-                                           "train_loss"};
 
 // A budget's text as seconds or a count: a number (summary.json, runs.csv's counts) or a
 // duration (runs.csv's "20s"); 0 for none, empty or unreadable.
@@ -26,43 +21,7 @@ double budget_value(const std::optional<std::string>& text) {
   return d ? *d : 0.0;
 }
 
-nlohmann::json number_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
-const nlohmann::json* find_path(const nlohmann::json& j, std::initializer_list<const char*> keys) {
-  const nlohmann::json* at = &j;
-  for (const char* k : keys) {
-    if (!at->is_object() || !at->contains(k)) return nullptr;
-    at = &(*at)[k];
-  }
-  return at;
-}
-
-// A value of summary.json as JSON, null when absent.
-nlohmann::json summary_value(const std::optional<nlohmann::json>& s,
-                             std::initializer_list<const char*> keys) {
-  if (!s) return nullptr;
-  const auto* v = find_path(*s, keys);
-  return v ? *v : nlohmann::json(nullptr);
-}
-
 }  // namespace
-
-SeriesCursor SeriesCursor::parse(const std::string& text) {
-  SeriesCursor c;
-  std::istringstream in(text);
-  char comma1 = 0, comma2 = 0;
-  if (!(in >> c.updates >> comma1 >> c.evals >> comma2 >> c.generation) || comma1 != ',' ||
-      comma2 != ',') {
-    return {};
-  }
-  return c;
-}
-
-std::string SeriesCursor::text() const {
-  return std::to_string(updates) + "," + std::to_string(evals) + "," + std::to_string(generation);
-}
 
 RunWatch::RunWatch(RunEntry entry)
     : entry_(std::move(entry)),
@@ -168,7 +127,7 @@ std::optional<std::string> RunWatch::setting(const std::string& key) const {
     if (it->is_null()) return std::string();
     return std::nullopt;
   };
-  if (const auto* config = summary_ ? find_path(*summary_, {"config"}) : nullptr) {
+  if (const auto* config = summary_ ? json_at(*summary_, {"config"}) : nullptr) {
     if (auto v = from_config(*config)) return v;
   }
   if (const auto it = entry_.settings.find(key); it != entry_.settings.end()) return it->second;
@@ -196,7 +155,10 @@ std::optional<double> RunWatch::progress() const {
   const std::string s = status();
   if (s == "pending") return 0.0;
   if (s == "unreadable") return std::nullopt;
-  if (s != "running") return 1.0;
+  if (s == "complete") return 1.0;
+  // Running, or ended short of its budget (stopped, interrupted, failed, incomplete): the share
+  // of the budget it got through, so that a run refused before its first step shows none.
+  if (s != "running" && !started()) return 0.0;
   const Budget b = budget();
   std::optional<double> p;
   const double t = std::max(stats_.last_update_s, std::isfinite(stats_.eval_s) ? stats_.eval_s : 0);
@@ -206,108 +168,10 @@ std::optional<double> RunWatch::progress() const {
   return p;
 }
 
-nlohmann::json RunWatch::overview() const {
-  nlohmann::json j;
-  j["id"] = entry_.id;
-  j["label"] = entry_.label;
-  j["group"] = entry_.group;
-  j["race"] = entry_.race;
-  for (const char* key : {"rule", "k", "workers", "seed", "clock", "delay", "model"}) {
-    const auto v = setting(key);
-    const double n = v ? csv_number(*v) : std::nan("");
-    j[key] = std::isfinite(n) && std::string(key) != "rule" ? nlohmann::json(n)
-             : v && !v->empty()                             ? nlohmann::json(*v)
-                                                            : nlohmann::json(nullptr);
-  }
-  const std::string st = status();
-  j["status"] = st;
-  j["stop_reason"] = summary_value(summary_, {"stop_reason"});
-  nlohmann::json message = summary_value(summary_, {"stop_message"});
-  if (message.is_null()) message = summary_value(summary_, {"divergence"});
-  if (message.is_null()) message = summary_value(summary_, {"error"});
-  const auto refused = unreadable();
-  if (message.is_null() && !refused.empty()) message = refused.front();
-  j["message"] = message;
-  j["unreadable"] = refused;
-  j["rows"] = {
-      {"updates", updates_.rows()}, {"evals", evals_.rows()}, {"gradients", gradients_.rows()}};
-  const auto from_summary = [&](std::initializer_list<const char*> keys, double fallback) {
-    const auto v = summary_value(summary_, keys);
-    return v.is_number() ? v : number_or_null(fallback);
-  };
-  j["iterations"] = from_summary({"iterations"}, stats_.last_iteration);
-  j["wall_s"] = from_summary({"wall_s"}, stats_.last_update_s);
-  j["seconds_per_iteration"] = from_summary(
-      {"seconds_per_iteration"},
-      stats_.last_iteration > 0 ? stats_.last_update_s / stats_.last_iteration : std::nan(""));
-  const auto predicted = summary_value(summary_, {"theory", "seconds_per_iteration"});
-  const double csv_predicted =
-      csv_number(setting("predicted_seconds_per_iteration").value_or(std::string()));
-  // summary.json's theory; else results.csv's; else the theory for the options the run was
-  // started with (the same prediction, before the run has written it).
-  if (predicted.is_number()) {
-    j["predicted"] = {{"seconds_per_iteration", predicted},
-                      {"method", summary_value(summary_, {"theory", "method"})},
-                      {"formula", summary_value(summary_, {"theory", "formula"})},
-                      {"source", "summary.json"}};
-  } else if (std::isfinite(csv_predicted)) {
-    j["predicted"] = {{"seconds_per_iteration", csv_predicted},
-                      {"method", setting("predicted_method").value_or("")},
-                      {"formula", nullptr},
-                      {"source", "results.csv"}};
-  } else if (early_prediction_ && !summary_) {
-    j["predicted"] = *early_prediction_;
-    j["predicted"]["source"] = "options";
-  } else {
-    j["predicted"] = nullptr;
-  }
-  j["test_error"] = stats_.test_error >= 0 ? number_or_null(stats_.test_error) : nullptr;
-  j["test_loss"] = stats_.test_loss >= 0 ? number_or_null(stats_.test_loss) : nullptr;
-  j["best_test_error"] =
-      stats_.best_test_error >= 0 ? number_or_null(stats_.best_test_error) : nullptr;
-  j["final_test_error"] = summary_value(summary_, {"final_test_error"});
-  const auto p95 = stats_.staleness_quantile(0.95);
-  j["staleness"] = {
-      {"mean",
-       from_summary({"staleness", "mean"}, stats_.staleness_weight > 0
-                                               ? stats_.staleness_sum / stats_.staleness_weight
-                                               : std::nan(""))},
-      {"p95", from_summary({"staleness", "p95"}, p95.value_or(std::nan("")))},
-      {"max", from_summary({"staleness", "max"},
-                           stats_.staleness_weight > 0 ? stats_.max_staleness : std::nan(""))}};
-  // Cancelled work is known when the run ends (workers.csv, summary.json).
-  nlohmann::json started = summary_value(summary_, {"gradients", "started"});
-  nlohmann::json cancelled = summary_value(summary_, {"gradients", "cancelled"});
-  if (workers_ && !started.is_number()) started = workers_->started;
-  if (workers_ && !cancelled.is_number()) cancelled = workers_->cancelled;
-  j["gradients"] = {{"applied", stats_.gradients}, {"started", started}, {"cancelled", cancelled}};
-  j["cancelled_fraction"] =
-      started.is_number() && cancelled.is_number() && started.get<double>() > 0
-          ? nlohmann::json(cancelled.get<double>() / started.get<double>())
-          : nlohmann::json(nullptr);
-  j["idle_fraction"] =
-      workers_ && workers_->busy_s + workers_->idle_s > 0
-          ? nlohmann::json(workers_->idle_s / (workers_->busy_s + workers_->idle_s))
-          : nlohmann::json(nullptr);
-  const Budget b = budget();
-  j["budget"] = {{"time_s", b.time_s > 0 ? nlohmann::json(b.time_s) : nullptr},
-                 {"iterations", b.iterations > 0 ? nlohmann::json(b.iterations) : nullptr},
-                 {"target_error", b.target_error > 0 ? nlohmann::json(b.target_error) : nullptr}};
-  nlohmann::json ttt = summary_value(summary_, {"time_to_target_s"});
-  if (!summary_ && stats_.reached_target_s) ttt = *stats_.reached_target_s;
-  j["time_to_target_s"] = ttt;
-  const auto p = progress();
-  j["progress"] = p ? nlohmann::json(*p) : nlohmann::json(nullptr);
-  nlohmann::json eta = nullptr;
-  if (st == "running" && p && first_progress_ && last_progress_) {
-    const auto [t0, p0] = *first_progress_;
-    const auto [t1, p1] = *last_progress_;
-    if (t1 - t0 > 0.5 && p1 > p0) eta = (1.0 - p1) * (t1 - t0) / (p1 - p0);
-  } else if (p && *p >= 1.0) {
-    eta = 0.0;
-  }
-  j["eta_s"] = eta;
-  return j;
+bool RunWatch::started() const {
+  const auto iterations = summary_ ? json_at(*summary_, {"iterations"}) : nullptr;
+  if (iterations && iterations->is_number()) return iterations->get<double>() > 0;
+  return stats_.last_iteration > 0;
 }
 
 std::vector<std::string> RunWatch::unreadable() const {
@@ -317,41 +181,6 @@ std::vector<std::string> RunWatch::unreadable() const {
     if (!why->empty()) out.push_back(*why);
   }
   return out;
-}
-
-nlohmann::json RunWatch::series(const SeriesCursor& since, std::uint64_t limit) const {
-  SeriesCursor from = since;
-  nlohmann::json j;
-  j["id"] = entry_.id;
-  j["reset"] = false;
-  if (from.generation != generation()) {
-    j["reset"] = from.updates > 0 || from.evals > 0;
-    from = {0, 0, generation()};
-  }
-  const auto columns = [](const std::vector<std::string>& names,
-                          std::vector<std::vector<double>> values) {
-    nlohmann::json out = nlohmann::json::object();
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      nlohmann::json a = nlohmann::json::array();
-      for (double v : values[i]) a.push_back(number_or_null(v));
-      out[names[i]] = std::move(a);
-    }
-    return out;
-  };
-  const auto u = updates_.read(from.updates, limit, kUpdateSeries);
-  const auto e = evals_.read(from.evals, limit, kEvalSeries);
-  // A column a journal lacks comes back empty: count the rows by the first one it always has.
-  const auto u_rows = static_cast<std::uint64_t>(u[0].size());
-  const auto e_rows = static_cast<std::uint64_t>(e[0].size());
-  j["updates"] = columns(kUpdateSeries, u);
-  j["evals"] = columns(kEvalSeries, e);
-  j["updates"]["first"] = from.updates;
-  j["evals"]["first"] = from.evals;
-  const SeriesCursor next{from.updates + u_rows, from.evals + e_rows, generation()};
-  j["cursor"] = next.text();
-  j["more"] = next.updates < updates_.rows() || next.evals < evals_.rows();
-  j["staleness_histogram"] = stats_.staleness_histogram;
-  return j;
 }
 
 }  // namespace stalesgd::serve

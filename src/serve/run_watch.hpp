@@ -1,7 +1,8 @@
 // RunWatch: one run as `stalesgd serve` follows it. Each refresh reads what its journals gained
 // (CsvJournal) and re-reads summary.json and workers.csv when they change; overview() is its
 // entry of /api/runs (status, progress, ETA, the latest figures, the theory's prediction) and
-// series() the rows a page has not seen yet (docs/serve.md, "Endpoints").
+// series() the rows a page has not seen yet (docs/serve.md, "Endpoints"): run_watch_overview.cpp
+// and run_watch_series.cpp.
 //
 // Thread safety: not thread-safe; ServeState serialises every call under its mutex.
 #pragma once
@@ -56,6 +57,8 @@ class RunWatch {
   Budget budget() const;
   std::string status() const;
   std::optional<double> progress() const;
+  // Whether the run made its first update (a run refused or killed before it has not).
+  bool started() const;
   // The lines saying which of the run's files are there but not read (a FIFO, say).
   std::vector<std::string> unreadable() const;
 

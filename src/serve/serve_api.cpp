@@ -160,6 +160,7 @@ HttpReply ServeApi::static_file(const std::string& path) const {
       {"/index.html", {false, "index.html"}},
       {"/app.js", {false, "app.js"}},
       {"/charts.js", {false, "charts.js"}},
+      {"/view.js", {false, "view.js"}},
       {"/style.css", {false, "style.css"}},
       {"/vendor/uPlot.iife.min.js", {true, "uPlot.iife.min.js"}},
       {"/vendor/uPlot.min.css", {true, "uPlot.min.css"}},

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# `stalesgd serve` in a real browser (docs/serve.md, "Tests"): a race whose real-clock run is
-# still writing, served, and loaded by headless Chromium twice a few seconds apart. Every run's
-# curve must be drawn on every chart (the page writes its point counts into #drawn), the running
-# run's points must grow between the two loads, and the table's figures must equal the CSVs.
-# Saves a screenshot to ARTIFACT_DIR/serve.png.
+# `stalesgd serve` in a real browser (docs/serve.md, "Tests"): a folder of two races and a run
+# (20 runs; one race's real-clock run still writing, one run killed before its first update),
+# served and loaded by headless Chromium, plainly and with the view's URL settings (filters, a
+# hover, smoothing, log scale, outliers), then with a run deleted. browser_check.py reads the
+# dumped pages against the runs' CSVs. Saves a screenshot of a filtered view with a hover
+# readout to ARTIFACT_DIR/serve.png.
 # usage: browser_test.sh STALESGD_BINARY ARTIFACT_DIR   (from the source tree: data/ has MNIST)
 set -euo pipefail
 cli=${1:?usage: browser_test.sh STALESGD_BINARY ARTIFACT_DIR}
@@ -12,7 +13,7 @@ fail() { echo "browser_test: $*" >&2; exit 1; }
 command -v chromium >/dev/null || fail "chromium is not installed; run tools/setup.sh serve"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stalesgd-serve.XXXXXX")
-race_job="" serve_job=""
+race_job="" serve_job="" killed_job=""
 # Runs a command in the background in its own session, with SIGINT and SIGTERM at their defaults
 # (as a terminal's job), its pid in PIDFILE (a shell may fork before it, so $! is not its pid).
 start() {
@@ -23,6 +24,7 @@ signal() { kill "-$1" "$(cat "$2")" 2>/dev/null || true; }
 cleanup() {
   [ -n "$serve_job" ] && signal KILL "$tmp/serve.pid"
   [ -n "$race_job" ] && signal KILL "$tmp/race.pid"
+  [ -n "$killed_job" ] && kill -KILL "$killed_job" 2>/dev/null
   wait 2>/dev/null || true
   rm -rf "$tmp"
 }
@@ -34,9 +36,60 @@ wait_for() {
   fail "gave up waiting for $what"
 }
 
-# Two seeds and a k-sync run on the virtual clock (done in a few seconds), then a real-clock run
-# that is still going while the browser looks: 60 s, which Ctrl-C below cuts short (12 s was
-# over before Chromium's first load once in CI, beside a C++ build of another test).
+# A folder of two races and a run, 20 runs, as a researcher's results folder holds them:
+# - "sweep", 15 runs on the virtual clock (done in a second or two): K and seeds of k-async and
+#   k-batch-async, sync, and one whose learning rate makes it diverge at once (an outlier on the
+#   loss charts);
+# - "paper": two seeds and a k-sync run on the virtual clock, then a real-clock run that is still
+#   going while the browser looks: 60 s, which Ctrl-C below cuts short (12 s was over before
+#   Chromium's first load once in CI, beside a C++ build of another test);
+# - "killed": a real-clock run killed (SIGKILL) before its first update.
+folder=$tmp/folder
+cat >"$tmp/sweep.toml" <<EOF
+model = "softmax"
+workers = 4
+delay = "exp:mean=10ms"
+eval_every = "0.25s"
+eval_samples = 500
+data_dir = "$PWD/data"
+clock = "virtual"
+time = "2s"
+[[run]]
+label = "k-async"
+rule = "k-async"
+k = [1, 2, 3, 4]
+seed = [1, 2]
+[[run]]
+label = "k-batch-async"
+rule = "k-batch-async"
+k = [2, 4]
+seed = [1, 2]
+[[run]]
+label = "sync"
+rule = "sync"
+seed = [1, 2]
+[[run]]
+label = "diverged"
+rule = "async"
+lr = 3000
+EOF
+"$cli" race --config "$tmp/sweep.toml" --out "$folder/sweep" --jobs 2 --no-progress -q \
+  >"$tmp/sweep.log" 2>&1 || fail "the sweep race failed: $(tail -3 "$tmp/sweep.log")"
+
+# Every worker's first minibatch takes 30 s: the run scores its initial model, then is killed.
+"$cli" train --model softmax --data-dir "$PWD/data" --delay const:30s --time 60s \
+  --eval-every 0.25s --eval-samples 500 --out "$folder/killed" -q >"$tmp/killed.log" 2>&1 &
+killed_job=$!
+first_snapshot() {
+  kill -0 "$killed_job" 2>/dev/null || fail "the killed run ended early: $(tail -3 "$tmp/killed.log")"
+  [ -f "$folder/killed/evals.csv" ] && [ "$(wc -l <"$folder/killed/evals.csv")" -ge 2 ]
+}
+wait_for "the killed run's first snapshot" first_snapshot
+kill -KILL "$killed_job"
+wait "$killed_job" 2>/dev/null || true
+killed_job=""
+[ "$(wc -l <"$folder/killed/updates.csv")" -eq 1 ] || fail "the killed run made an update"
+
 cat >"$tmp/race.toml" <<EOF
 model = "softmax"
 workers = 4
@@ -62,16 +115,16 @@ rule = "async"
 clock = "real"
 time = "60s"
 EOF
-start "$tmp/race.pid" "$cli" race --config "$tmp/race.toml" --out "$tmp/race" --jobs 2 \
+start "$tmp/race.pid" "$cli" race --config "$tmp/race.toml" --out "$folder/paper" --jobs 2 \
   --no-progress -q >"$tmp/race.log" 2>&1 &
 race_job=$!
 live_rows() {
   kill -0 "$race_job" 2>/dev/null || fail "the race ended early: $(tail -3 "$tmp/race.log")"
-  [ -f "$tmp/race/live/evals.csv" ] && [ "$(wc -l <"$tmp/race/live/evals.csv")" -ge 3 ]
+  [ -f "$folder/paper/live/evals.csv" ] && [ "$(wc -l <"$folder/paper/live/evals.csv")" -ge 3 ]
 }
 wait_for "the real-clock run's snapshots" live_rows
 
-start "$tmp/serve.pid" "$cli" serve "$tmp/race" --port 0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
+start "$tmp/serve.pid" "$cli" serve "$folder" --port 0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_job=$!
 url=""
 have_url() {
@@ -82,94 +135,30 @@ have_url() {
 wait_for "serve's URL" have_url
 
 # Chromium's virtual time lets the page's timers (its 1.5 s poll) run before the DOM is dumped.
+# browse QUERY CHROMIUM_ARGS...: the page at ?QUERY (the view's settings: view.js).
 browse() {
+  local query=$1; shift
   chromium --headless --disable-gpu --no-sandbox --user-data-dir="$tmp/chromium" \
-    --window-size=1400,1100 --virtual-time-budget=4000 "$@" "$url" 2>>"$tmp/chromium.log"
+    --window-size=1400,1100 --virtual-time-budget=4000 "$@" "$url$query" 2>>"$tmp/chromium.log"
 }
-browse --dump-dom >"$tmp/dom1.html"
+browse "" --dump-dom >"$tmp/plain1.html"
 sleep 2
-browse --dump-dom >"$tmp/dom2.html"
+browse "" --dump-dom >"$tmp/plain2.html"
+# The must-show view: one race's k-async runs, with the readout of a hover on the first chart.
+filtered='?q=sweep+k-async&hover=error-time@0.3'
+browse "$filtered" --dump-dom >"$tmp/filtered.html"
 mkdir -p "$artifacts"
-browse --screenshot="$artifacts/serve.png" >/dev/null
+browse "$filtered" --screenshot="$artifacts/serve.png" >/dev/null
 [ -s "$artifacts/serve.png" ] || fail "no screenshot: $(tail -3 "$tmp/chromium.log")"
+browse '?race=paper&status=complete' --dump-dom >"$tmp/race-status.html"
+browse '?q=zzz-no-such-run' --dump-dom >"$tmp/nothing.html"
+browse '?race=sweep&rule=sync&smooth=0.9&hover=error-time@0.5' --dump-dom >"$tmp/smooth.html"
+browse '?outliers=0&log=1' --dump-dom >"$tmp/full-log.html"
+# A run deleted while the page is open: the others stay.
+rm -rf "$folder/killed"
+browse "" --dump-dom >"$tmp/deleted.html"
 
-/usr/bin/python3 - "$tmp" <<'EOF'
-import json, sys
-from html.parser import HTMLParser
-
-tmp = sys.argv[1]
-CHARTS = ["error-time", "error-iteration", "loss-time", "loss-iteration", "staleness",
-          "seconds-per-iteration", "staleness-histogram"]
-
-class Page(HTMLParser):
-    def __init__(self, path):
-        super().__init__()
-        self.rows, self.drawn, self.polls = {}, [], 0
-        self.feed(open(path).read())
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if tag == "body":
-            self.polls = int(a.get("data-polls", "0"))
-        elif tag == "tr" and "data-run" in a:
-            self.rows[a["data-run"]] = a
-        elif tag == "li" and "data-chart" in a:
-            self.drawn.append(a)
-
-def fail(message):
-    sys.exit(f"browser_test: {message}")
-
-def evals(run):
-    lines = open(f"{tmp}/race/{run}/evals.csv").read().splitlines()
-    header = lines[0].split(",")
-    return [dict(zip(header, line.split(","))) for line in lines[1:]]
-
-pages = [Page(f"{tmp}/dom1.html"), Page(f"{tmp}/dom2.html")]
-for n, page in enumerate(pages, 1):
-    if page.polls < 1:
-        fail(f"load {n}: the page never finished a poll")
-    if sorted(page.rows) != ["async-seed-1", "async-seed-2", "k-sync", "live"]:
-        fail(f"load {n}: the table lists {sorted(page.rows)}")
-    for run, row in page.rows.items():
-        if row["data-status"] == "pending":
-            continue
-        for chart in CHARTS:
-            points = [int(d["data-points"]) for d in page.drawn
-                      if d.get("data-run") == run and d["data-chart"] == chart]
-            if not points or points[0] < 1:
-                fail(f"load {n}: run {run} has no curve on chart {chart}")
-    bands = [d for d in page.drawn if d.get("data-group") == "async" and d["data-chart"] == "error-time"]
-    if not bands or int(bands[0]["data-points"]) < 2:
-        fail(f"load {n}: the two async seeds have no band")
-
-first, second = pages[0].rows["live"], pages[1].rows["live"]
-if first["data-status"] != "running":
-    fail(f"the real-clock run was not running at the first load: {first['data-status']}")
-if not (int(second["data-evals"]) > int(first["data-evals"]) and
-        int(second["data-updates"]) > int(first["data-updates"])):
-    fail(f"the running run's points did not grow: evals {first['data-evals']} -> "
-         f"{second['data-evals']}, updates {first['data-updates']} -> {second['data-updates']}")
-if int(first["data-evals"]) > len(evals("live")):
-    fail("the page holds more snapshots than evals.csv")
-
-for run in ["async-seed-1", "async-seed-2", "k-sync"]:
-    row = pages[1].rows[run]
-    rows = evals(run)
-    summary = json.load(open(f"{tmp}/race/{run}/summary.json"))
-    if row["data-status"] != "complete":
-        fail(f"{run}: status {row['data-status']}")
-    if int(row["data-evals"]) != len(rows):
-        fail(f"{run}: the page has {row['data-evals']} snapshots, evals.csv {len(rows)}")
-    if float(row["data-test-error"]) != float(rows[-1]["test_error"]):
-        fail(f"{run}: test error {row['data-test-error']} on the page, {rows[-1]['test_error']} in evals.csv")
-    if float(row["data-iterations"]) != summary["iterations"]:
-        fail(f"{run}: {row['data-iterations']} iterations on the page, {summary['iterations']} in summary.json")
-    theory = [d for d in pages[1].drawn if d.get("data-theory") == run]
-    if not theory or int(theory[0]["data-points"]) != 2:
-        fail(f"{run}: no theory line on the seconds-per-iteration chart")
-print("browser_test: every run drawn on every chart, the running run grew "
-      f"({first['data-evals']} -> {second['data-evals']} snapshots), figures equal the CSVs")
-EOF
+/usr/bin/python3 "$(dirname "$0")/browser_check.py" "$tmp" "$folder"
 
 # Ctrl-C ends the race early (it writes what it has) and stops the server: 130.
 signal INT "$tmp/race.pid"

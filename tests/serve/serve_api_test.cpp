@@ -114,7 +114,42 @@ TEST_CASE("/api/runs lists a race's runs with status, group, progress and figure
   CHECK(j["groups"][0]["runs"] == nlohmann::json{"a-seed-1", "a-seed-2"});
   // The process that locked the folder is gone: the run stopped without a summary.
   append(race / "a-seed-2" / ".stalesgd.lock", "4194303\n");
-  CHECK(get_json(api, "/api/runs")["runs"][1]["status"] == "stopped");
+  const auto stopped = get_json(api, "/api/runs")["runs"][1];
+  CHECK(stopped["status"] == "stopped");
+  // Cut short: its bar shows the share of the budget it got through, not a full one.
+  CHECK(stopped["progress"] == 0.4);
+  CHECK(stopped["started"] == true);
+  CHECK(done["started"] == true);
+  CHECK(pending["started"] == false);
+}
+
+TEST_CASE("/api/runs: a run that ended before its first update shows no progress", "[serve]") {
+  TempDir dir;
+  // Killed before its first update: the summary.json of its start, an initial snapshot, and a
+  // lock whose process is gone.
+  const fs::path killed = dir.path() / "killed";
+  fs::create_directories(killed);
+  append(killed / "summary.json", R"({"status": "running", "config": {"time": 10}})");
+  append(killed / "evals.csv", "wall_s,iteration,test_error,test_loss\n0,0,0.9,2.3\n");
+  append(killed / ".stalesgd.lock", "4194303\n");
+  // Refused by its data after it started its folder: summary.json says failed, 0 iterations.
+  const fs::path refused = dir.path() / "refused";
+  fs::create_directories(refused);
+  append(refused / "summary.json",
+         R"({"status": "failed", "stop_reason": "failed", "iterations": 0, "error": "bad data"})");
+  auto api = make_api(dir.path());
+  REQUIRE(api.rescan().value() == 2);
+  const auto runs = get_json(api, "/api/runs")["runs"];
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0]["id"] == "killed");
+  CHECK(runs[0]["status"] == "stopped");
+  CHECK(runs[0]["started"] == false);
+  CHECK(runs[0]["progress"] == 0.0);
+  CHECK(runs[1]["id"] == "refused");
+  CHECK(runs[1]["status"] == "failed");
+  CHECK(runs[1]["started"] == false);
+  CHECK(runs[1]["progress"] == 0.0);
+  CHECK(runs[1]["message"] == "bad data");
 }
 
 TEST_CASE("/api/run/<id>/series sends only rows the page has not seen", "[serve]") {

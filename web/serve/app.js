@@ -1,12 +1,14 @@
 // The page of `stalesgd serve`: polls /api/runs, pulls each run's new rows from
 // /api/run/<id>/series?since=<cursor> (only what it has not seen), keeps them (updates binned to
-// a bounded count), fills the runs table and has charts.js draw (docs/serve.md).
+// a bounded count), fills the filters, the runs table and the legend with the runs the view
+// (view.js) lets through, and has charts.js draw those not hidden (docs/serve.md).
 'use strict';
 (function () {
   const POLL_MS = 1500;
   const MAX_BINS = 400;  // updates kept per run, however long the run: pairs merge past this
   const runs = new Map();
-  let order = [], groups = [], polls = 0;
+  const { view } = window.StaleView;
+  let order = [], groups = [], polls = 0, root = '';
 
   function newRun(id) {
     const run = {
@@ -84,7 +86,12 @@
     return String(s).replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
   }
 
-  function row(run) {
+  // Run and race as one name: two races may each have an "async".
+  const fullLabel = o => (o.race ? `${o.race} / ${o.label}` : o.label);
+  // A run that ended before its first update never started, whatever ended it.
+  const neverStarted = o => o.started === false && !['pending', 'running'].includes(o.status);
+
+  function row(run, showRace) {
     const o = run.overview, st = o.staleness || {};
     const p = o.predicted, spi = o.seconds_per_iteration;
     const ratio = p && p.seconds_per_iteration && spi ? spi / p.seconds_per_iteration : null;
@@ -92,45 +99,96 @@
     const cancelled = o.cancelled_fraction == null ? '—'
       : `${g.cancelled} (${(100 * o.cancelled_fraction).toFixed(1)}%)`;
     const last = run.evals.test_error.length ? run.evals.test_error[run.evals.test_error.length - 1] : null;
-    const progress = o.progress == null ? '—'
+    const never = neverStarted(o);
+    const progress = o.progress == null || never ? '—'
       : `<span class="bar"><span style="width:${(100 * o.progress).toFixed(1)}%"></span></span>${(100 * o.progress).toFixed(0)}%`;
     const tr = document.createElement('tr');
     Object.assign(tr.dataset, {
       run: o.id, status: o.status, evals: run.evals.wall_s.length, updates: run.updates,
-      iterations: o.iterations == null ? '' : o.iterations,
+      iterations: o.iterations == null ? '' : o.iterations, started: String(o.started),
       testError: last == null ? '' : String(last), progress: o.progress == null ? '' : o.progress,
     });
-    tr.title = o.message || '';
-    const status = o.stop_reason ? `${o.status}: ${o.stop_reason}` : o.status;
-    tr.innerHTML = [
-      `<span class="swatch" style="background:${run.color}"></span>${esc(o.label)}`,
-      `<span class="status ${esc(o.status)}">${esc(status)}</span>`,
-      progress, o.status === 'running' ? fmtEta(o.eta_s) : '—', fmt(o.wall_s, 2),
-      o.iterations == null ? '—' : o.iterations, fmt(last, 4), fmt(o.best_test_error, 4),
-      fmt(o.time_to_target_s, 2), fmtS(spi),
-      p ? `${fmtS(p.seconds_per_iteration)} (${esc(p.method || '')})` : '—', fmt(ratio, 3),
-      `${fmt(st.mean, 2)} / ${fmt(st.p95, 0)} / ${fmt(st.max, 0)}`, cancelled,
-      o.idle_fraction == null ? '—' : `${(100 * o.idle_fraction).toFixed(1)}%`,
-    ].map(c => `<td>${c}</td>`).join('');
+    if (view.hidden.has(o.id)) tr.className = 'off';
+    tr.title = o.message || run.problem || '';
+    const reason = never ? 'before its first update' : o.stop_reason;
+    const status = reason && reason !== o.status ? `${o.status}: ${reason}` : o.status;
+    const cells = [
+      [`<span class="swatch" style="background:${run.color}"></span>${esc(o.label)}`, 'name'],
+      ...(showRace ? [[esc(o.race || '—'), 'race']] : []),
+      [`<span class="status ${esc(o.status)}${never ? ' never' : ''}">${esc(status)}</span>`, 'state'],
+      [progress, ''], [o.status === 'running' ? fmtEta(o.eta_s) : '—', 'p2'], [fmt(o.wall_s, 2), ''],
+      [o.iterations == null ? '—' : o.iterations, ''], [fmt(last, 4), ''], [fmt(o.best_test_error, 4), 'p2'],
+      [fmt(o.time_to_target_s, 2), ''], [fmtS(spi), ''],
+      [p ? `<span title="${esc(p.method || '')}">${fmtS(p.seconds_per_iteration)}</span>` : '—', 'p2'],
+      [fmt(ratio, 3), ''], [`${fmt(st.mean, 2)} / ${fmt(st.p95, 0)} / ${fmt(st.max, 0)}`, ''],
+      [cancelled, 'p3'], [o.idle_fraction == null ? '—' : `${(100 * o.idle_fraction).toFixed(1)}%`, 'p3'],
+    ];
+    tr.innerHTML = cells.map(([c, cls]) => `<td${cls ? ` class="${cls}"` : ''}>${c}</td>`).join('');
+    tr.querySelector('td.name').title = fullLabel(o);
     return tr;
   }
 
+  // One line where the table would be: no runs yet, or none that the filters let through.
+  function emptyState(all, shown) {
+    const empty = document.getElementById('empty');
+    let text = '';
+    if (!all.length) {
+      text = `No runs in ${root} yet: a run shows here once stalesgd train --out or race --out writes its first file.`;
+    } else if (!shown.length) {
+      const what = [view.race && `race ${view.race}`, view.rule && `rule ${view.rule}`,
+        view.status && `status ${view.status}`, view.text.trim() && `"${view.text.trim()}"`].filter(Boolean);
+      text = `No run of ${all.length} matches ${what.join(', ')}: change or clear the filters.`;
+    }
+    empty.textContent = text;
+    empty.hidden = !text;
+    document.getElementById('runs').hidden = !shown.length;
+    document.getElementById('charts').hidden = !shown.length;
+    document.body.dataset.empty = text ? (all.length ? 'filtered' : 'no-runs') : '';
+  }
+
   function render() {
+    const { matches, fillSelect, toggle } = window.StaleView;
+    const all = order.map(id => runs.get(id));
+    fillSelect(document.getElementById('f-race'), 'all races', all.map(r => r.overview.race), view.race);
+    fillSelect(document.getElementById('f-rule'), 'all rules', all.map(r => r.overview.rule), view.rule);
+    fillSelect(document.getElementById('f-status'), 'any status', all.map(r => r.overview.status), view.status);
+    const shown = all.filter(r => matches(r.overview));
+    document.getElementById('matched').textContent =
+      window.StaleView.filtering() ? `${shown.length} of ${all.length} runs` : `${all.length} runs`;
+    const showRace = all.some(r => r.overview.race);
+    document.getElementById('runs').classList.toggle('with-race', showRace);
     const tbody = document.querySelector('#runs tbody');
-    tbody.replaceChildren(...order.map(id => row(runs.get(id))));
+    tbody.replaceChildren(...shown.map(run => row(run, showRace)));
+    emptyState(all, shown);
     const legend = document.getElementById('legend');
-    legend.innerHTML = order.map(id => runs.get(id)).map(run =>
-      `<span class="item"><span class="swatch" style="background:${run.color}"></span>${esc(run.label)}</span>`).join('');
+    legend.replaceChildren(...shown.map(run => {
+      const item = document.createElement('button');
+      item.type = 'button';
+      item.className = view.hidden.has(run.id) ? 'item off' : 'item';
+      item.dataset.run = run.id;
+      item.title = 'click: hide or show; double-click: this run alone (again: all)';
+      item.innerHTML = `<span class="swatch" style="background:${run.color}"></span>${esc(fullLabel(run.overview))}`;
+      const ids = shown.map(r => r.id);
+      item.addEventListener('click', e => {
+        if (e.detail > 1) return;  // the double click's own clicks
+        toggle(run.id, false, ids);
+        render();
+      });
+      item.addEventListener('dblclick', () => { toggle(run.id, true, ids); render(); });
+      return item;
+    }));
+    const table = document.getElementById('table-box');
+    document.body.dataset.tableOverflow = String(table.scrollWidth > table.clientWidth + 1);
     if (!window.StaleCharts.available()) return;
-    const showBands = document.getElementById('bands').checked;
-    const drawable = order.map(id => runs.get(id)).filter(r => r.overview.status !== 'pending');
-    window.StaleCharts.draw(drawable, groups, showBands);
+    const drawable = shown.filter(r => r.overview.status !== 'pending' && !view.hidden.has(r.id));
+    window.StaleCharts.draw(drawable, groups, view);
   }
 
   async function poll() {
     try {
       const list = await getJSON('/api/runs');
-      document.getElementById('root').textContent = `${list.root} (${list.kind}, ${list.runs.length} runs)`;
+      root = list.root;
+      document.getElementById('root').textContent = `${list.root} (${list.kind})`;
       const notice = document.getElementById('notice');
       notice.hidden = list.chart_library && window.StaleCharts.available();
       notice.textContent = 'The chart library (uPlot) is not fetched: run tools/setup.sh serve (npm pack uplot into data/web/uplot/), then reload.';
@@ -141,12 +199,19 @@
         if (!runs.has(o.id)) runs.set(o.id, newRun(o.id));
         const run = runs.get(o.id);
         const size = (groups[groupIndex.get(o.group)] || { runs: [] }).runs.length;
-        Object.assign(run, { overview: o, label: o.label, group: o.group, inBand: size > 1,
-          color: window.StaleCharts.palette[groupIndex.get(o.group) % window.StaleCharts.palette.length] });
+        Object.assign(run, { overview: o, label: fullLabel(o), group: o.group, inBand: size > 1,
+          color: window.StaleView.color(groupIndex.get(o.group) || 0) });
         const seen = JSON.stringify([o.rows, o.status]);
         if (o.status !== 'pending' && seen !== run.pulled) {
-          await pull(run);
-          run.pulled = seen;
+          // One run's files going (deleted, replaced) while the page is open is that run's
+          // problem, said on its row; the others go on.
+          try {
+            await pull(run);
+            run.pulled = seen;
+            run.problem = '';
+          } catch (e) {
+            run.problem = e.message;
+          }
         }
       }
       for (const id of [...runs.keys()]) if (!order.includes(id)) runs.delete(id);
@@ -157,12 +222,15 @@
       document.getElementById('state').textContent =
         `${running} running · updated ${new Date().toLocaleTimeString()}`;
     } catch (e) {
-      document.getElementById('state').textContent = `cannot reach stalesgd serve: ${e.message}`;
+      // fetch() throws a TypeError when the server is not there; an HTTP error carries serve's
+      // own line (the served folder gone, say).
+      document.getElementById('state').textContent = e instanceof TypeError
+        ? `cannot reach stalesgd serve (${e.message}); trying again` : e.message;
     }
     setTimeout(poll, POLL_MS);
   }
 
-  document.getElementById('bands').addEventListener('change', render);
+  window.StaleView.bind(render);
   window.addEventListener('resize', () => render());
   poll();
 })();
