@@ -25,8 +25,9 @@ source "$(dirname "$0")/script_test_setup.sh"
 
 # A copy of the doc and its CSVs to change.
 copy() {
-  rm -rf "$tmp/docs" && mkdir "$tmp/docs"
-  cp docs/reproducing-the-paper.md docs/*.csv "$tmp/docs/"
+  rm -rf "$tmp/docs" && mkdir -p "$tmp/docs/data"
+  cp docs/reproducing-the-paper.md "$tmp/docs/"
+  cp docs/data/*.csv "$tmp/docs/data/"
 }
 edit_row() {  # FILE RUN QUANTITY AT COLUMN VALUE: set one cell of a --csv file of paper_figures.py
   "$python" - "$@" <<'PY'
@@ -45,7 +46,7 @@ PY
 
 # (b) One number of finding 2's CSV changed: the check fails and names the table.
 copy
-edit_row "$tmp/docs/paper-2-k-sync-tradeoff.csv" K=4 test_error t=10 mean 0.1234
+edit_row "$tmp/docs/data/paper-2-k-sync-tradeoff.csv" K=4 test_error t=10 mean 0.1234
 status=0
 "$python" tools/paper_tables.py --doc "$tmp/docs/reproducing-the-paper.md" --check \
   >/dev/null 2>"$tmp/b.err" || status=$?
@@ -63,19 +64,19 @@ grep -qF "| 4 | 6.34 ± 0.06 (6.35) | 0.161 ± 0.013 | 0.123 ± 0.002 |" "$tmp/d
 # (c) k-batch-sync's 95% interval to 0.09 widened until it overlaps k-sync's: the claim that
 # k-batch-sync K = 4 is there first, apart, fails by name (the tables it feeds differ too).
 copy
-edit_row "$tmp/docs/k-batch-sync-vs-k-sync-target.csv" "k-batch-sync K=4" time_to_target \
+edit_row "$tmp/docs/data/k-batch-sync-vs-k-sync-target.csv" "k-batch-sync K=4" time_to_target \
   "test_error<=0.09" ci95_half_width 2.5
 status=0
 "$python" tools/paper_tables.py --doc "$tmp/docs/reproducing-the-paper.md" --check \
   >/dev/null 2>"$tmp/c.err" || status=$?
 [ "$status" -eq 1 ] || fail "overlapping intervals: --check exited $status, want 1"
-claim='below docs/k-batch-sync-vs-k-sync-target.csv "k-batch-sync K=4" "k-sync K=4" time_to_target "test_error<=0.09"'
+claim='below docs/data/k-batch-sync-vs-k-sync-target.csv "k-batch-sync K=4" "k-sync K=4" time_to_target "test_error<=0.09"'
 grep -qE "^claim at line [0-9]+ '$claim': does not hold: " "$tmp/c.err" ||
   fail "overlapping intervals: no line naming the claim in: $(cat "$tmp/c.err")"
 # An unknown verb or a row that is not there is a failure too, not a pass.
 copy
-printf '%s\n' 'Text. <!-- claim: faster docs/paper-1-time-to-target.csv "async" "sync" time_to_target "test_error<=0.3" -->' \
-  'Text. <!-- claim: apart docs/paper-1-time-to-target.csv "async" "nobody" time_to_target "test_error<=0.3" -->' \
+printf '%s\n' 'Text. <!-- claim: faster docs/data/paper-1-time-to-target.csv "async" "sync" time_to_target "test_error<=0.3" -->' \
+  'Text. <!-- claim: apart docs/data/paper-1-time-to-target.csv "async" "nobody" time_to_target "test_error<=0.3" -->' \
   >>"$tmp/docs/reproducing-the-paper.md"
 status=0
 "$python" tools/paper_tables.py --doc "$tmp/docs/reproducing-the-paper.md" --check \
