@@ -245,7 +245,7 @@ def beyond(docs):
     ratios = [float(r[k]) for r in rows for k in r if k.startswith("ratio_")
               or k == "floor_ratio"]
     out.append(row(
-        "the error theory ([below](#the-error-side-lemma-1-and-theorem-3))",
+        "the error theory ([its page](paper/error-side.md))",
         f"runtime part (E[T]) within {100 * off:.2g}%; the bound {fx(min(ratios), 1)}x to "
         f"{fx(max(ratios), 0)}x above the measured error F(w) − F* of the L2 objective (5 seeds "
         "per K, independent cells, virtual clock)"))
