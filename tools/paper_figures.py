@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Figures for docs/reproducing-the-paper.md that tools/plot.py does not draw.
+"""Figures for docs/paper/*.md that tools/plot.py does not draw.
 
 usage: tools/paper_figures.py COMMAND DIR [DIR ...] --out PNG [options]
 

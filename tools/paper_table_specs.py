@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""How the findings' tables of docs/reproducing-the-paper.md are made from the CSVs of docs/data/,
+"""How the findings' tables of docs/paper/*.md are made from the CSVs of docs/data/,
 and the helpers the other specs share (paper_summary_specs.py: the prose tables;
 paper_error_specs.py: the error theory's). Read by tools/paper_tables.py, which owns the
 markers, the --check and the claims.
