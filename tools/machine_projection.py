@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--max-workers", type=int, default=1024)
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--calibrations", default="runs/machine")
-    ap.add_argument("--csv", default="docs/machine-projection.csv")
+    ap.add_argument("--csv", default="docs/data/machine-projection.csv")
     ap.add_argument("--figure", default="docs/img/machine-projection.png")
     a = ap.parse_args()
     cli = os.path.join(a.build, "stalesgd")

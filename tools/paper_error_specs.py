@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The error theory's tables of docs/reproducing-the-paper.md and docs/theory.md (predicted
+"""The error theory's tables of docs/paper/error-side.md and docs/theory.md (predicted
 against measured error, gamma, the best K per budget, and the constants across a grid of
 settings), made from tools/error_figures.py's and tools/error_grid.py's CSVs for
 tools/paper_tables.py; kept apart because those CSVs change with the error theory."""

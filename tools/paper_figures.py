@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Figures for docs/reproducing-the-paper.md that tools/plot.py does not draw.
+"""Figures for docs/paper/*.md that tools/plot.py does not draw.
 
 usage: tools/paper_figures.py COMMAND DIR [DIR ...] --out PNG [options]
 
@@ -33,8 +33,8 @@ commands
           target (from evals.csv), one panel per target; a run not every seed of which
           reached the target gets no bar, only its seeds' dots and a note
 
---csv CSV also keeps the numbers a command prints, one row each, to sit beside the figure
-(docs/): curves the seed-mean metrics at --at / --at-iteration and over the last quarter
+--csv CSV also keeps the numbers a command prints, one row each, for docs/data/ (the figure
+goes to docs/img/): curves the seed-mean metrics at --at / --at-iteration and over the last quarter
 (and, with --metric lr, each run's mean learning rate applied), bars every run's mean with
 its 95% half-width, seed count and seeds (seconds_per_iteration also the predicted ms and
 the measured mean staleness), ratio its table. A seed mean is missing ("—" printed, an empty
@@ -244,7 +244,7 @@ def parse_args(argv):
                                             "seconds_per_iteration",
                                             "final_test_error"], default="time_to_target")
     parser.add_argument("--dpi", type=int, default=DPI, help=f"PNG resolution (default {DPI})")
-    parser.add_argument("--csv", type=Path, help="also write the printed numbers here (docs/)")
+    parser.add_argument("--csv", type=Path, help="also write the printed numbers here (docs/data/)")
     args = parser.parse_args(argv)
     args.rows = []
     if args.out.suffix.lower() not in (".png", ".pdf", ".svg"):

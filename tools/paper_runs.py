@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Race folders as tools/paper_figures.py reads them: runs grouped by seed, their curves, the
-provenance line under every figure, and the --csv rows that keep a figure's numbers in docs/.
+provenance line under every figure, and the --csv rows that keep a figure's numbers in docs/data/.
 
 A seed mean is a number only when every seed has a value: a seed that never reached a time,
 an iteration or a target makes the mean missing (an empty cell in --csv, "—" when printed),

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The six-rules tables of docs/reproducing-the-paper.md (LeNet-5 and a TorchScript CNN on
+"""The six-rules tables of docs/paper/six-rules.md (LeNet-5 and a TorchScript CNN on
 Fashion-MNIST, every rule at K = 4), made from tools/paper_figures.py's CSVs for
 tools/paper_tables.py: test error against time, and the time to a target both as the first
 snapshot at or under it and as the smoothed crossing (three snapshots' mean)."""

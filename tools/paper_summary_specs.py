@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The prose tables of docs/reproducing-the-paper.md (the summary, "beyond the seven" and the
-machine's load), made from the CSVs beside it for tools/paper_tables.py: the words are fixed
+machine's load), made from the CSVs of docs/data/ for tools/paper_tables.py: the words are fixed
 here, every number is read from a CSV, and each comparison carries the claim marker that
 paper_tables.py --check tests against the same CSV."""
 
@@ -245,7 +245,7 @@ def beyond(docs):
     ratios = [float(r[k]) for r in rows for k in r if k.startswith("ratio_")
               or k == "floor_ratio"]
     out.append(row(
-        "the error theory ([below](#the-error-side-lemma-1-and-theorem-3))",
+        "the error theory ([its page](paper/error-side.md))",
         f"runtime part (E[T]) within {100 * off:.2g}%; the bound {fx(min(ratios), 1)}x to "
         f"{fx(max(ratios), 0)}x above the measured error F(w) − F* of the L2 objective (5 seeds "
         "per K, independent cells, virtual clock)"))
@@ -264,7 +264,8 @@ def load(docs):
         else:
             loads = [v for r in docs.rows(name) if r["quantity"].startswith("load_1min")
                      for v in docs.cell(name, r["run"], r["quantity"]).values]
-        out.append(row(f"{what} (`docs/{name}`)", f"{fx(min(loads), 1)}-{fx(max(loads), 1)}"))
+        out.append(row(f"{what} (`docs/data/{name}`)",
+                       f"{fx(min(loads), 1)}-{fx(max(loads), 1)}"))
     return "\n".join(out)
 
 

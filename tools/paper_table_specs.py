@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""How the findings' tables of docs/reproducing-the-paper.md are made from the CSVs beside it,
+"""How the findings' tables of docs/paper/*.md are made from the CSVs of docs/data/,
 and the helpers the other specs share (paper_summary_specs.py: the prose tables;
 paper_error_specs.py: the error theory's). Read by tools/paper_tables.py, which owns the
 markers, the --check and the claims.
@@ -101,7 +101,7 @@ def staleness(cell, decimals):
 
 def claim(verb, name, a, b, quantity, at=""):
     """The marker of a sentence comparing runs a and b, which paper_tables.py --check tests."""
-    return f'<!-- claim: {verb} docs/{name} "{a}" "{b}" {quantity} "{at}" -->'
+    return f'<!-- claim: {verb} docs/data/{name} "{a}" "{b}" {quantity} "{at}" -->'
 
 
 def curves_and_targets(curves, first, smoothed, runs, times, head, targets, target_decimals):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The tuned-learning-rate tables of docs/reproducing-the-paper.md ("Tuned learning rates"),
+"""The tuned-learning-rate tables of docs/paper/tuned-learning-rates.md,
 made for tools/paper_tables.py: each grid race's validation errors by rule and rate, as
 tools/tune_lr.py wrote them (the chosen rate marked ✓), and the races at the chosen rates beside
 the shared ones, from tools/paper_figures.py's CSVs."""
@@ -98,4 +98,5 @@ def beyond_row(docs):
         + claim("overlap", P5R, P5_RUNS[3], P5_RUNS[4], "test_error", "last quarter")
         + "): the staleness-dependent rate guards against a rate chosen too large; "
         f"{overlapping} of the {len(chosen)} chosen rates' intervals overlap the next best's")
-    return "| findings 1 and 5 at tuned rates ([below](#tuned-learning-rates)) | " + text + " |"
+    return ("| findings 1 and 5 at tuned rates ([its page](paper/tuned-learning-rates.md)) | "
+            + text + " |")

@@ -14,8 +14,8 @@ Prints one line per (rule, rate) and writes them with --csv: run (the rule's lab
 rate and seed), lr, quantity, seeds, reached, mean, ci95_half_width, values, chosen (1 for the
 rate chosen), apart_from_next (1 when the chosen rate's interval lies below the next best's, 0
 when they overlap: the choice is then by the mean alone) and at_edge (1 when the chosen rate is
-the grid's smallest or largest: the grid should be widened past it). docs/reproducing-the-paper.md,
-"Tuned learning rates". Needs Debian's python3-numpy and python3-matplotlib.
+the grid's smallest or largest: the grid should be widened past it).
+docs/paper/tuned-learning-rates.md. Needs Debian's python3-numpy and python3-matplotlib.
 """
 
 import argparse

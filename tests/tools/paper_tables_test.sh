@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# tools/paper_tables.py: the tables of docs/reproducing-the-paper.md (and of docs/theory.md and
-# docs/the-field.md) equal what their CSVs give and
-# every claim marker holds (--check, exit 0); a number changed in a copy of one CSV fails the
-# check naming its table; intervals made to overlap fail it naming the claim. And the fix behind
+# tools/paper_tables.py: the tables of docs/reproducing-the-paper.md and its finding pages
+# docs/paper/*.md (and of docs/theory.md and docs/the-field.md) equal what their CSVs in
+# docs/data/ give and every claim marker holds (--check, exit 0); a number changed in a copy of
+# one CSV fails the check naming its page and table; intervals made to overlap fail it naming the
+# claim; a finding page gone fails it naming its table. And the fix behind
 # "—": a seed's value past its run's last snapshot is missing, and so is the mean over seeds
 # (tools/paper_runs.py), also end to end on a hand-written race of two seeds of unequal length.
 # usage: tests/tools/paper_tables_test.sh path/to/stalesgd   (the binary is not run; needs numpy
@@ -12,21 +13,21 @@ set -euo pipefail
 # shellcheck source=script_test_setup.sh
 source "$(dirname "$0")/script_test_setup.sh"
 
-# (a) The repository's doc: every table and every claim as its CSVs say.
+# (a) The repository's pages: every table and every claim as its CSVs say, on every page that
+# has markers (the paper's, docs/theory.md's error tables, docs/the-field.md's ranking races).
 "$python" tools/paper_tables.py --check >"$tmp/check.out" 2>"$tmp/check.err" ||
   fail "paper_tables.py --check on docs/ exited $?: $(cat "$tmp/check.err")"
-# docs/theory.md's error tables, from the same CSVs.
-"$python" tools/paper_tables.py --doc docs/theory.md --check >"$tmp/check.out" 2>"$tmp/check.err" ||
-  fail "paper_tables.py --doc docs/theory.md --check exited $?: $(cat "$tmp/check.err")"
-# docs/the-field.md's ranking races (tools/field_specs.py).
+# One page alone (--doc) is checked too.
 "$python" tools/paper_tables.py --doc docs/the-field.md --check >"$tmp/check.out" \
   2>"$tmp/check.err" ||
   fail "paper_tables.py --doc docs/the-field.md --check exited $?: $(cat "$tmp/check.err")"
 
-# A copy of the doc and its CSVs to change.
+# A copy of the pages and their CSVs to change.
 copy() {
-  rm -rf "$tmp/docs" && mkdir "$tmp/docs"
-  cp docs/reproducing-the-paper.md docs/*.csv "$tmp/docs/"
+  rm -rf "$tmp/docs" && mkdir -p "$tmp/docs/data" "$tmp/docs/paper"
+  cp docs/*.md "$tmp/docs/"
+  cp docs/paper/*.md "$tmp/docs/paper/"
+  cp docs/data/*.csv "$tmp/docs/data/"
 }
 edit_row() {  # FILE RUN QUANTITY AT COLUMN VALUE: set one cell of a --csv file of paper_figures.py
   "$python" - "$@" <<'PY'
@@ -45,43 +46,53 @@ PY
 
 # (b) One number of finding 2's CSV changed: the check fails and names the table.
 copy
-edit_row "$tmp/docs/paper-2-k-sync-tradeoff.csv" K=4 test_error t=10 mean 0.1234
+edit_row "$tmp/docs/data/paper-2-k-sync-tradeoff.csv" K=4 test_error t=10 mean 0.1234
 status=0
-"$python" tools/paper_tables.py --doc "$tmp/docs/reproducing-the-paper.md" --check \
-  >/dev/null 2>"$tmp/b.err" || status=$?
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/b.err" || status=$?
 [ "$status" -eq 1 ] || fail "a changed CSV number: --check exited $status, want 1"
-grep -q "^table finding-2 differs from its CSVs (1 lines): row '4', column 'at 10 s': doc '0.093 ± 0.002', CSV gives '0.123 ± 0.002'$" \
+grep -q "^$tmp/docs/paper/finding-2-k-sync-tradeoff.md: table finding-2 differs from its CSVs (1 lines): row '4', column 'at 10 s': doc '0.093 ± 0.002', CSV gives '0.123 ± 0.002'$" \
   "$tmp/b.err" || fail "a changed CSV number: no line naming table finding-2 in: $(cat "$tmp/b.err")"
 # Without --check the tables are rewritten, and then they check.
-"$python" tools/paper_tables.py --doc "$tmp/docs/reproducing-the-paper.md" >/dev/null ||
+"$python" tools/paper_tables.py --docs "$tmp/docs" >/dev/null ||
   fail "rewriting the copy's tables exited $?"
-grep -qF "| 4 | 6.34 ± 0.06 (6.35) | 0.161 ± 0.013 | 0.123 ± 0.002 |" "$tmp/docs/reproducing-the-paper.md" ||
+grep -qF "| 4 | 6.34 ± 0.06 (6.35) | 0.161 ± 0.013 | 0.123 ± 0.002 |" \
+  "$tmp/docs/paper/finding-2-k-sync-tradeoff.md" ||
   fail "the rewritten table does not show the changed number"
-"$python" tools/paper_tables.py --doc "$tmp/docs/reproducing-the-paper.md" --check ||
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check ||
   fail "--check after rewriting the tables exited $?"
 
 # (c) k-batch-sync's 95% interval to 0.09 widened until it overlaps k-sync's: the claim that
 # k-batch-sync K = 4 is there first, apart, fails by name (the tables it feeds differ too).
 copy
-edit_row "$tmp/docs/k-batch-sync-vs-k-sync-target.csv" "k-batch-sync K=4" time_to_target \
+edit_row "$tmp/docs/data/k-batch-sync-vs-k-sync-target.csv" "k-batch-sync K=4" time_to_target \
   "test_error<=0.09" ci95_half_width 2.5
 status=0
-"$python" tools/paper_tables.py --doc "$tmp/docs/reproducing-the-paper.md" --check \
-  >/dev/null 2>"$tmp/c.err" || status=$?
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/c.err" || status=$?
 [ "$status" -eq 1 ] || fail "overlapping intervals: --check exited $status, want 1"
-claim='below docs/k-batch-sync-vs-k-sync-target.csv "k-batch-sync K=4" "k-sync K=4" time_to_target "test_error<=0.09"'
-grep -qE "^claim at line [0-9]+ '$claim': does not hold: " "$tmp/c.err" ||
+claim='below docs/data/k-batch-sync-vs-k-sync-target.csv "k-batch-sync K=4" "k-sync K=4" time_to_target "test_error<=0.09"'
+grep -qE "^$tmp/docs/paper/k-batch-sync-vs-k-sync.md:[0-9]+: claim '$claim': does not hold: " \
+  "$tmp/c.err" ||
   fail "overlapping intervals: no line naming the claim in: $(cat "$tmp/c.err")"
 # An unknown verb or a row that is not there is a failure too, not a pass.
 copy
-printf '%s\n' 'Text. <!-- claim: faster docs/paper-1-time-to-target.csv "async" "sync" time_to_target "test_error<=0.3" -->' \
-  'Text. <!-- claim: apart docs/paper-1-time-to-target.csv "async" "nobody" time_to_target "test_error<=0.3" -->' \
+printf '%s\n' 'Text. <!-- claim: faster docs/data/paper-1-time-to-target.csv "async" "sync" time_to_target "test_error<=0.3" -->' \
+  'Text. <!-- claim: apart docs/data/paper-1-time-to-target.csv "async" "nobody" time_to_target "test_error<=0.3" -->' \
   >>"$tmp/docs/reproducing-the-paper.md"
 status=0
-"$python" tools/paper_tables.py --doc "$tmp/docs/reproducing-the-paper.md" --check \
-  >/dev/null 2>"$tmp/bad.err" || status=$?
-[ "$status" -eq 1 ] && [ "$(grep -c "^claim at line" "$tmp/bad.err")" -eq 2 ] ||
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/bad.err" ||
+  status=$?
+[ "$status" -eq 1 ] &&
+  [ "$(grep -c "^$tmp/docs/reproducing-the-paper.md:[0-9]*: claim " "$tmp/bad.err")" -eq 2 ] ||
   fail "a bad verb and a missing row: status $status, $(cat "$tmp/bad.err")"
+# A finding's page gone: its table is held nowhere, and the check names it.
+copy
+rm "$tmp/docs/paper/finding-4-runtime-ratio.md"
+status=0
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/gone.err" ||
+  status=$?
+[ "$status" -eq 1 ] &&
+  grep -q "^table finding-4: no '<!-- table: finding-4 \.\.\.' marker" "$tmp/gone.err" ||
+  fail "a finding page gone: status $status, $(cat "$tmp/gone.err")"
 
 # (d) Past a run's last snapshot there is no value, and a mean over seeds with one missing is
 # missing (np.interp repeated the last value there).

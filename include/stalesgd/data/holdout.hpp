@@ -1,6 +1,6 @@
 // A held-out validation split: the last N samples of a training split moved out of it, so that
 // a learning rate can be chosen on data the run never trains on without looking at the test
-// split (docs/reproducing-the-paper.md, "Tuned learning rates").
+// split (docs/paper/tuned-learning-rates.md).
 #pragma once
 
 #include <cstddef>
