@@ -21,7 +21,7 @@
 // The plug-in interface's version: raised whenever a type a plug-in shares with the library
 // (RuleInfo, Rule, RuleState, ...) changes its layout, so that a plug-in built against another
 // one is refused instead of misread.
-#define STALESGD_PLUGIN_ABI 1
+#define STALESGD_PLUGIN_ABI 2
 
 // Defines the entry points the CLI looks for: the interface version the plug-in was built
 // against, and `register_fn`, a `stalesgd::Status()` that registers the plug-in's rules.

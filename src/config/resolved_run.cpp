@@ -100,6 +100,9 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
   // The one parse of the delay spec in a run: trace files are read here and nowhere else.
   auto delays = StragglerProfile::parse(o.delay, o.workers, o.delay_base_dir);
   if (!delays) return delays.error();
+  if (info.check_delays) {
+    if (auto s = info.check_delays(*rule, *delays); !s) return s.error();
+  }
   if (!(o.model.l2 >= 0.0f) || !std::isfinite(o.model.l2)) {
     return Error{fmt::format("--l2 {} must be >= 0", o.model.l2)};
   }

@@ -25,6 +25,7 @@ ServerCore::ServerCore(RunContext& ctx, ParameterStore& store, RunRecord& run)
   if (rule_->averages_per_worker()) {
     means_.emplace(ctx.run.workers(), ctx.model->num_params(), ctx.model->num_state());
   }
+  rule_->use_delays(ctx.run.delays());
 }
 
 void ServerCore::count(int worker, WorkerRecord& rec) const {
@@ -74,8 +75,12 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
     return out;
   }
   std::span<float> next = store_.begin_update();
+  const int kept = acc_.count() + 1;
   if (means_) {
     means_->apply(store_.current(), next);
+  } else if (const double divisor = rule_->update_divisor(kept); divisor != kept) {
+    acc_.add(grad, static_cast<float>(lr));
+    acc_.apply(store_.current(), next, divisor);
   } else if (acc_.count() == 0) {
     UpdateAccumulator::apply_single(store_.current(), grad, static_cast<float>(lr), next,
                                     ctx_.model->num_state());
@@ -106,7 +111,7 @@ void ServerCore::apply_round(double now_s, std::uint64_t current, Outcome& out) 
   if (means_) {
     means_->apply(store_.current(), next);
   } else {
-    acc_.apply(store_.current(), next);
+    acc_.apply(store_.current(), next, rule_->update_divisor(acc_.count()));
   }
   store_.publish();
   out.version = store_.version();

@@ -81,7 +81,7 @@ void UpdateAccumulator::load(StateReader& in) {
   }
 }
 
-void UpdateAccumulator::apply(std::span<const float> w, std::span<float> out) {
+void UpdateAccumulator::apply(std::span<const float> w, std::span<float> out, double divisor) {
   ConstVec sum(sum_.data(), static_cast<Eigen::Index>(sum_.size()));
   ConstVec cur(w.data(), static_cast<Eigen::Index>(w.size()));
   Vec next(out.data(), static_cast<Eigen::Index>(out.size()));
@@ -89,7 +89,13 @@ void UpdateAccumulator::apply(std::span<const float> w, std::span<float> out) {
     next = cur;
     return;
   }
-  next = cur - sum * (1.0f / static_cast<float>(count_));
+  const float mean = 1.0f / static_cast<float>(count_);
+  // Another divisor than the count only where a rule asks for one: the mean stays bit for bit.
+  const float inv = divisor > 0.0 && divisor != count_ ? static_cast<float>(1.0 / divisor) : mean;
+  const auto h = head(w.size(), state_);
+  const auto t = tail(state_);
+  next.head(h) = cur.head(h) - sum.head(h) * inv;
+  next.tail(t) = cur.tail(t) - sum.tail(t) * mean;
   count_ = 0;
 }
 

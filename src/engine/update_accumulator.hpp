@@ -26,9 +26,11 @@ class UpdateAccumulator {
   void add_and_apply(std::span<const float> g, float lr, std::span<const float> w,
                      std::span<float> out);
   // The round without another gradient: out = w - sum / count(), then starts a new round. A
-  // round that a failed worker's departure completes (docs/rules.md, "Failed workers").
-  // Requires count() > 0.
-  void apply(std::span<const float> w, std::span<float> out);
+  // round that a failed worker's departure completes (docs/rules.md, "Failed workers"). With
+  // `divisor` > 0 the trained parameters' sum is divided by it instead (Rule::update_divisor:
+  // MindFlayer as published); a model's state is still averaged over count(). A round with no
+  // gradient leaves w as it is.
+  void apply(std::span<const float> w, std::span<float> out, double divisor = 0.0);
   // A round of one gradient, fused into one pass: out = w - lr * g (no sum buffer touched).
   // Every K = 1 update goes through here (server and sequential reference alike), so they
   // round identically. `out` may alias `w`.

@@ -18,4 +18,5 @@
   RULE(rennala_rule)                 \
   RULE(malenia_rule)                 \
   RULE(ringmaster_rule)              \
-  RULE(mindflayer_rule)
+  RULE(mindflayer_rule)              \
+  RULE(mindflayer_kept_rule)

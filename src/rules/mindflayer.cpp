@@ -5,15 +5,35 @@
 #include <fmt/format.h>
 
 #include "stalesgd/rules/rule_registry.hpp"
+#include "stalesgd/straggler/profile.hpp"
 #include "util/state_stream.hpp"
 
 namespace stalesgd {
 
-MindFlayer::MindFlayer(int workers, int attempts, std::vector<double> limits)
+MindFlayer::MindFlayer(int workers, int attempts, std::vector<double> limits, bool published)
     : Rule(workers, attempts),
       limits_(std::move(limits)),
       used_(static_cast<std::size_t>(workers), 0),
-      live_(static_cast<std::size_t>(workers), true) {}
+      live_(static_cast<std::size_t>(workers), true),
+      published_(published) {}
+
+void MindFlayer::use_delays(const StragglerProfile& delays) {
+  if (!published_) return;
+  chance_.assign(limits_.size(), 1.0);
+  for (std::size_t i = 0; i < limits_.size(); ++i) {
+    // check_delays refused delays without a distribution per worker.
+    chance_[i] = delays.chance_within(static_cast<int>(i), limits_[i]).value_or(1.0);
+  }
+}
+
+double MindFlayer::update_divisor(int kept) const {
+  if (!published_ || chance_.empty()) return kept;
+  double expected = 0.0;
+  for (std::size_t i = 0; i < chance_.size(); ++i) {
+    if (live_[i]) expected += chance_[i] * k_;
+  }
+  return expected > 0.0 ? expected : kept;
+}
 
 bool MindFlayer::complete() const {
   bool any = false;
@@ -90,34 +110,55 @@ std::vector<double> limits_of(const RuleConfig& c) {
                 : std::vector<double>(static_cast<std::size_t>(c.workers), 0.0);
 }
 
+// The published update divides by sum_i P(X_i <= t_i) B: every worker's delays must come from
+// one distribution for the whole run.
+Status check_published_delays(const RuleConfig& c, const StragglerProfile& delays) {
+  const auto limits = limits_of(c);
+  for (int w = 0; w < c.workers; ++w) {
+    if (!delays.chance_within(w, limits[static_cast<std::size_t>(w)])) {
+      return Error{fmt::format(
+          "--rule mindflayer divides by the expected count of gradients kept, which needs each "
+          "worker's delay distribution, but worker {}'s delays change over time or replay a "
+          "trace; use --rule mindflayer-kept (the mean of the gradients kept)",
+          w)};
+    }
+  }
+  return {};
+}
+
 Result<RuleConfig> resolve_mindflayer(const RuleSpec& spec, int workers) {
   if (!spec.params.has("time-limit")) {
-    return Error{
-        "--rule mindflayer needs --time-limit D: an attempt whose delay would exceed D is "
-        "abandoned and a fresh one starts (one duration, or per worker as in --delay: "
-        "30ms;w3=90ms)"};
+    return Error{fmt::format(
+        "--rule {} needs --time-limit D: an attempt whose delay would exceed D is abandoned and "
+        "a fresh one starts (one duration, or per worker as in --delay: 30ms;w3=90ms)",
+        spec.name)};
   }
   if (spec.k == 0) {
-    return Error{
-        "--rule mindflayer needs --k B, the attempts each worker makes per round (B >= 1)"};
+    return Error{fmt::format(
+        "--rule {} needs --k B, the attempts each worker makes per round (B >= 1)", spec.name)};
   }
   if (spec.k < 1) return Error{fmt::format("--k {} must be at least 1 (B >= 1)", spec.k)};
   auto limits = parse_time_limits(spec.params.text("time-limit"), workers);
   if (!limits) return limits.error();
-  return RuleConfig{"mindflayer", workers, spec.k, spec.params};
+  return RuleConfig{spec.name, workers, spec.k, spec.params};
 }
 
 }  // namespace
 
-RuleInfo mindflayer_rule() {
-  return {.name = "mindflayer",
-          .summary =
-              "MindFlayer SGD: B = --k attempts per worker and round, each cut at "
-              "--time-limit",
+namespace {
+
+// Both forms: the same rounds, attempts, limits, theory and options; only the update's divisor
+// and what the delays must be differ.
+RuleInfo mindflayer_info(bool published) {
+  return {.name = published ? "mindflayer" : "mindflayer-kept",
+          .summary = published ? "MindFlayer SGD as published: B = --k attempts per worker and "
+                                 "round, each cut at --time-limit; sum / expected count"
+                               : "MindFlayer SGD with the mean of the gradients kept (not the "
+                                 "expected count), for delays of unknown distribution",
           .synchronous = true,
           .k = KChoice::kGiven,
-          .make = [](const RuleConfig& c) -> std::unique_ptr<Rule> {
-            return std::make_unique<MindFlayer>(c.workers, c.k, limits_of(c));
+          .make = [published](const RuleConfig& c) -> std::unique_ptr<Rule> {
+            return std::make_unique<MindFlayer>(c.workers, c.k, limits_of(c), published);
           },
           // The paper's round: each worker's B attempts take at most B t_i, so E[T] <= B max t_i.
           .closed_form = [](const RuleConfig& c, const Distribution&) -> std::optional<ClosedForm> {
@@ -148,7 +189,18 @@ RuleInfo mindflayer_rule() {
             c.workers = workers;
             c.params.set("time-limit", describe_time_limits(limits));
             return c;
-          }};
+          },
+          .check_delays = published ? check_published_delays : nullptr};
+}
+
+}  // namespace
+
+RuleInfo mindflayer_rule() {
+  return mindflayer_info(true);
+}
+
+RuleInfo mindflayer_kept_rule() {
+  return mindflayer_info(false);
 }
 
 }  // namespace stalesgd

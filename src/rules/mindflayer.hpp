@@ -4,6 +4,12 @@
 // one starts on a new draw. The round ends when every live worker has spent its B attempts; the
 // update is the mean of the gradients that finished in time (a round where none did is a zero
 // step). Nothing is computed at an old point: staleness is always 0.
+//
+// Two forms of the update: as published (`mindflayer`), the sum of the kept gradients divided
+// by their expected count, sum_i P(X_i <= t_i) B over the live workers, which makes it an
+// unbiased estimate of the gradient and needs each worker's delay distribution; and the
+// project's variant (`mindflayer-kept`), divided by the count kept, as Rennala's mean is, for a
+// server that does not know the distributions.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +21,10 @@ namespace stalesgd {
 
 class MindFlayer final : public Rule {
  public:
-  MindFlayer(int workers, int attempts, std::vector<double> limits);
-  std::string_view name() const override { return "mindflayer"; }
+  // `published`: divide by the expected count of kept gradients (use_delays gives it), else by
+  // the count kept.
+  MindFlayer(int workers, int attempts, std::vector<double> limits, bool published);
+  std::string_view name() const override { return published_ ? "mindflayer" : "mindflayer-kept"; }
   bool synchronous() const override { return true; }
   // Nobody computes when a round ends, so nothing is cut (the workers keep their own timers).
   bool cuts_in_flight() const override { return false; }
@@ -26,6 +34,8 @@ class MindFlayer final : public Rule {
   void save_state(RuleState& out) const override;
   void load_state(RuleState& in) override;
   void clear_round() override;
+  double update_divisor(int kept) const override;
+  void use_delays(const StragglerProfile& delays) override;
 
   // Attempts worker w has spent this round.
   int used(int worker) const { return used_[static_cast<std::size_t>(worker)]; }
@@ -37,6 +47,8 @@ class MindFlayer final : public Rule {
   std::vector<double> limits_;  // seconds, per worker
   std::vector<int> used_;
   std::vector<bool> live_;
+  bool published_;
+  std::vector<double> chance_;  // P(X_i <= t_i) per worker (published only)
 };
 
 }  // namespace stalesgd

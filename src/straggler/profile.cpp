@@ -213,6 +213,17 @@ double StragglerProfile::quantile_bound(double p) const {
   return bound;
 }
 
+std::optional<double> StragglerProfile::chance_within(int worker, double limit_s) const {
+  if (worker < 0 || worker >= state_->workers) return std::nullopt;
+  const auto& timeline = state_->timeline[static_cast<std::size_t>(worker)];
+  if (timeline.size() != 1) return std::nullopt;
+  const Segment& s = timeline.front();
+  const DelaySource& source = state_->sources[s.source];
+  if (source.trace != nullptr) return std::nullopt;
+  if (!(s.factor > 0.0)) return 1.0;  // "x0": every delay is 0
+  return source.dist->cdf(limit_s / s.factor);
+}
+
 std::string StragglerProfile::describe() const {
   return state_->description;
 }

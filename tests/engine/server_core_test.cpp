@@ -143,6 +143,34 @@ TEST_CASE("k-sync K = 2: w_1 = w_0 - lr (g_a + g_b) / 2, one update and two grad
   CHECK(s.core.mean_staleness() == 0.0);
 }
 
+TEST_CASE("mindflayer divides by the expected count as published, mindflayer-kept by the count",
+          "[engine][server_core]") {
+  for (const std::string rule : {"mindflayer", "mindflayer-kept"}) {
+    INFO(rule);
+    // P = 2 workers, B = 2 attempts, t = 20 ms on exp(mean 10 ms) delays: P(X <= t) = 1 - e^-2.
+    auto o = options(rule, 2, 2, 0.1);
+    o.rule.params.set("time-limit", std::string("20ms"));
+    o.delay = "exp:mean=10ms";
+    Server s(o);
+    const auto w0 = s.ctx.initial;
+    const auto ga = vec(w0.size(), 1.0), gb = vec(w0.size(), 2.0), gc = vec(w0.size(), 3.0);
+    // Worker 0: one attempt abandoned, then one kept (two attempts in one push); worker 1: two
+    // kept; the round ends with three gradients.
+    REQUIRE_FALSE(
+        s.core.on_gradient(0.03, 0, 0, 1.0f, 0.01, ga, w0, 2, false)->step.decision.apply);
+    REQUIRE_FALSE(
+        s.core.on_gradient(0.01, 1, 0, 1.0f, 0.01, gb, w0, 1, false)->step.decision.apply);
+    REQUIRE(s.core.on_gradient(0.02, 1, 0, 1.0f, 0.01, gc, w0, 1, false)->step.decision.apply);
+    const double divisor = rule == "mindflayer" ? 2 * 2 * (1.0 - std::exp(-2.0)) : 3.0;
+    std::vector<double> want(w0.size());
+    for (std::size_t i = 0; i < w0.size(); ++i) {
+      want[i] = w0[i] - 0.1 * (static_cast<double>(ga[i]) + gb[i] + gc[i]) / divisor;
+    }
+    check_close(s.store.current(), want);
+    CHECK(s.record.updates.at(0).n_grads == 3);
+  }
+}
+
 TEST_CASE("k-async records staleness = current - computed_on", "[engine][server_core]") {
   Server s(options("k-async", 3, 2, 0.2));
   const auto w0 = s.ctx.initial;

@@ -3,10 +3,13 @@
 // from the delay streams, and the bad input.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "engine/engine_test_util.hpp"
 #include "rules/mindflayer_replay.hpp"
 #include "rules/protocol_test_util.hpp"
 #include "rules/rule_test_util.hpp"
+#include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/straggler/time_limit.hpp"
 
 using namespace stalesgd;
@@ -159,6 +162,22 @@ TEST_CASE("mindflayer: a missing or bad B or time limit is one line and exit 2",
       {{"--rule", "mindflayer", "--k", "2", "--time-limit", "10"}, "write 10ms"},
       {{"--rule", "mindflayer", "--k", "2", "--time-limit", "soon"}, "--time-limit 'soon'"},
       {{"--rule", "mindflayer", "--k", "2", "--time-limit", "10ms;w5=1ms"}, "worker 5"},
-      {{"--rule", "async", "--time-limit", "10ms"}, "mindflayer only"},
+      {{"--rule", "async", "--time-limit", "10ms"}, "mindflayer and mindflayer-kept only"},
+      // As published it needs each worker's delay distribution: not a trace, not a change.
+      {{"--rule", "mindflayer", "--k", "2", "--time-limit", "10ms", "--workers", "2", "--delay",
+        "exp:mean=10ms;w1@5s=x3"},
+       "worker 1's delays change over time or replay a trace; use --rule mindflayer-kept"},
   });
+}
+
+TEST_CASE("a worker's chance to finish within a limit, from its delay distribution",
+          "[straggler]") {
+  const auto p = StragglerProfile::parse("exp:mean=10ms;w1=x2;w2@5s=x3", 3).value();
+  CHECK(p.chance_within(0, 0.020).value() == Approx(1.0 - std::exp(-2.0)));
+  CHECK(p.chance_within(1, 0.020).value() == Approx(1.0 - std::exp(-1.0)));  // twice as slow
+  CHECK_FALSE(p.chance_within(2, 0.020));                                    // changes at 5 s
+  CHECK_FALSE(p.chance_within(3, 0.020));                                    // no such worker
+  const auto c = StragglerProfile::parse("const:15ms", 1).value();
+  CHECK(c.chance_within(0, 0.020).value() == 1.0);
+  CHECK(c.chance_within(0, 0.010).value() == 0.0);
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "stalesgd/plugin.hpp"
 #include "support/csv_column.hpp"
 #include "support/fixtures.hpp"
 #include "support/summary.hpp"
@@ -124,7 +125,9 @@ TEST_CASE("plugin CLI: a plug-in that cannot be used is one line, exit 2, and wr
       {(dir / "missing.so").string(), "file not found"},
       {(dir / "text.so").string(), "cannot be loaded as a shared library ("},
       {plugin("no_entry"), "a shared library without stalesgd's entry points"},
-      {plugin("wrong_abi"), "built against plug-in interface 2, and this stalesgd has 1"},
+      {plugin("wrong_abi"), "built against plug-in interface " +
+                                std::to_string(STALESGD_PLUGIN_ABI + 1) +
+                                ", and this stalesgd has " + std::to_string(STALESGD_PLUGIN_ABI)},
       {plugin("taken_name"), "register_rule: 'k-async' is registered already"},
       {plugin("clashing_option"), "rule 'batchy' declares --batch, which is stalesgd train's own"},
       {plugin("throws"), "its registration threw: the plug-in's configuration file is missing"},

@@ -34,8 +34,8 @@ TEST_CASE("resolve_rule validates names, P and K, and make_rule builds that rule
       if (option.type == RuleOptionType::kInteger) {
         spec.params.set(option.name, std::max(option.min, std::int64_t{1}));
       }
+      if (option.name == "time-limit") spec.params.set("time-limit", std::string("10ms"));
     }
-    if (info->name == "mindflayer") spec.params.set("time-limit", std::string("10ms"));
     auto r = resolve_rule(spec, 3);
     REQUIRE(r.ok());
     CHECK(r->name() == info->name);

@@ -25,6 +25,7 @@ namespace stalesgd {
 // A checkpoint's streams (private to the library: util/state_stream.hpp in src/).
 class StateWriter;
 class StateReader;
+class StragglerProfile;
 
 // A gradient that reached the server.
 struct Arrival {
@@ -98,6 +99,13 @@ class Rule {
   // The attempts worker w's next minibatch may take and their time limit (MindFlayer); every
   // engine draws the minibatch's delay through it (straggler/time_limit.hpp).
   virtual AttemptBudget budget(int /*worker*/) const { return {}; }
+  // What the round's sum of kept gradients is divided by to make the update: `kept`, their
+  // count, by default (the mean). MindFlayer as published divides by their expected count.
+  virtual double update_divisor(int kept) const { return kept; }
+  // Called once by the server, before the first arrival, with the run's delays: a rule whose
+  // update needs their distributions (MindFlayer as published) reads them here; its
+  // registration's check_delays has refused delays it cannot use.
+  virtual void use_delays(const StragglerProfile& /*delays*/) {}
 
   // Accepted gradients in the current (unfinished) round.
   int pending() const { return pending_; }

@@ -84,6 +84,9 @@ struct RuleInfo {
   // Optional: the fix in the line that ends a run whose live workers are fewer than K
   // ("raise --backups to 3 or more"); the default is "lower --k to N or less".
   std::function<std::string(const RuleConfig&, int live)> fewer_workers_fix{};
+  // Refuses, in one line, a run's delays that the rule cannot use (MindFlayer as published needs
+  // each worker's delay distribution: Rule::use_delays). Unset: any delays.
+  std::function<Status(const RuleConfig&, const StragglerProfile&)> check_delays{};
 };
 
 // Adds a rule under info.name, for every run of this process from then on (register before

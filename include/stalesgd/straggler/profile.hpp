@@ -47,6 +47,10 @@ class StragglerProfile {
   // The largest p-quantile of any worker's delay at any time: over every worker's timeline, the
   // source's quantile times its factor (the default --worker-timeout, docs/cli.md).
   double quantile_bound(double p) const;
+  // P(X <= limit_s) for worker w's delay X when the worker draws i.i.d. from one distribution
+  // for the whole run (times a factor: "w3=x5"); nullopt when its delays change over time or
+  // replay a trace (MindFlayer as published divides by the expected count of gradients kept).
+  std::optional<double> chance_within(int worker, double limit_s) const;
 
  private:
   friend class DelaySampler;
