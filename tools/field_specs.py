@@ -4,9 +4,9 @@ theory), made for tools/paper_tables.py from the ranking races' CSVs
 (tools/paper_figures.py's time_to_target rows, tools/tune_lr.py's choices): rules down, straggler
 profiles across. A cell is the time to the target, "mean ± 95% half-width" in virtual seconds,
 or "not reached (n/5)" when some seed did not get there; bold marks a column's fastest rule only
-when its interval is apart from every other rule's."""
+when its interval is apart from every other rule's (in the tuned race, any rule whose is)."""
 
-from paper_table_specs import fx, grid, pm
+from paper_table_specs import apart, fx, grid, pm
 
 SHARED, TUNED = "the-field.csv", "the-field-tuned.csv"
 FIELD_THEORY = "field-theory.csv"  # benchmarks/field_theory.py's, for docs/theory.md
@@ -25,12 +25,12 @@ def time(c):
     return f"not reached ({c.row.get('reached', 0)}/{c.row.get('seeds', 0)})"
 
 
-def race(csv, profiles=PROFILES):
+def race(csv, profiles=PROFILES, bold=True):
     """One race's time to the target, rules down, profiles across."""
 
     def make(docs):
         cols = [([docs.cell(csv, f"{p} | {r}", QUANTITY) for r in RULES],
-                 lambda i, c: time(c), True) for p in profiles]
+                 lambda i, c: time(c), bold) for p in profiles]
         return grid(["rule", *profiles], ["---"] + ["---:"] * len(profiles), RULES, cols)
 
     return [csv], make
@@ -71,7 +71,7 @@ def field_theory(docs):
 
 TABLES = {
     "field-theory": ([FIELD_THEORY], field_theory),
-    "field-tuned": race(TUNED),
+    "field-tuned": race(TUNED, bold=apart),
     "field-shared": race(SHARED),
     "field-rates": ([TUNING], rates),
     "field-threads": ([TUNED, THREADS], threads),

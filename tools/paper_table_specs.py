@@ -59,14 +59,29 @@ def best(cells):
     return low if all(top < c.mean - c.half for c in others) else None
 
 
+def apart(cells):
+    """Indices of the cells whose 95% interval is apart from every other known cell's, the
+    slowest as well as the fastest."""
+    known = [i for i, c in enumerate(cells) if c is not None and c.mean is not None]
+    if len(known) < 2 or any(cells[i].half is None for i in known):
+        return set()
+    lo = {i: cells[i].mean - cells[i].half for i in known}
+    hi = {i: cells[i].mean + cells[i].half for i in known}
+    return {i for i in known if all(hi[i] < lo[j] or hi[j] < lo[i] for j in known if j != i)}
+
+
 def grid(header, align, labels, columns, groups=None):
     """A markdown table: labels down the first column, then one (cells, formatter, bold?) per
-    column; bold is decided within each group of row indices (default: all rows)."""
+    column; bold is decided within each group of row indices (default: all rows): True bolds
+    best()'s cell, a function of the cells (apart) the indices it returns."""
     groups = groups or [list(range(len(labels)))]
     text = [[label] for label in labels]
     for cells, show, bolded in columns:
         marks = set()
         for group in groups if bolded else []:
+            if callable(bolded):
+                marks |= {group[i] for i in bolded([cells[i] for i in group])}
+                continue
             low = best([cells[i] for i in group])
             marks |= {group[low]} if low is not None else set()
         for i, c in enumerate(cells):

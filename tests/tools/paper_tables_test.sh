@@ -3,7 +3,9 @@
 # docs/paper/*.md (and of docs/theory.md and docs/the-field.md) equal what their CSVs in
 # docs/data/ give and every claim marker holds (--check, exit 0); a number changed in a copy of
 # one CSV fails the check naming its page and table; intervals made to overlap fail it naming the
-# claim; a finding page gone fails it naming its table. And the fix behind
+# claim; a finding page gone fails it naming its table; a comparison sentence without a claim or
+# no-claim marker fails it naming its line, and so does a range claim the CSV does not give.
+# And the fix behind
 # "—": a seed's value past its run's last snapshot is missing, and so is the mean over seeds
 # (tools/paper_runs.py), also end to end on a hand-written race of two seeds of unequal length.
 # usage: tests/tools/paper_tables_test.sh path/to/stalesgd   (the binary is not run; needs numpy
@@ -84,6 +86,45 @@ status=0
 [ "$status" -eq 1 ] &&
   [ "$(grep -c "^$tmp/docs/reproducing-the-paper.md:[0-9]*: claim " "$tmp/bad.err")" -eq 2 ] ||
   fail "a bad verb and a missing row: status $status, $(cat "$tmp/bad.err")"
+# (e) Comparison sentences: one planted without a marker fails naming its page and line; the
+# same with a no-claim marker passes; a range claim whose ends the CSV does not give fails.
+copy
+printf '\n%s\n' 'Async took 2.08 s against sync'"'"'s 3.72 s, faster.' >>"$tmp/docs/the-field.md"
+line=$(wc -l <"$tmp/docs/the-field.md")
+status=0
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/cmp.err" || status=$?
+[ "$status" -eq 1 ] &&
+  grep -q "^$tmp/docs/the-field.md:$line: comparison without a claim marker" "$tmp/cmp.err" ||
+  fail "an unmarked comparison: status $status, want 1 naming the-field.md:$line: $(cat "$tmp/cmp.err")"
+copy
+printf '\n%s\n' 'Async took 2.08 s against sync'"'"'s 3.72 s, faster <!-- no-claim: a test -->.' \
+  >>"$tmp/docs/the-field.md"
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/nc.err" ||
+  fail "a no-claim comparison: --check exited $?: $(cat "$tmp/nc.err")"
+copy
+range='range docs/data/the-field.csv "* | k-*" "* | async" time_to_target "" 2 5'
+printf '\n%s\n' "The K-of-P rules took 2-5 times as long as async <!-- claim: $range -->." \
+  >>"$tmp/docs/the-field.md"
+line=$(wc -l <"$tmp/docs/the-field.md")
+status=0
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/rg.err" || status=$?
+[ "$status" -eq 1 ] &&
+  grep -qF "$tmp/docs/the-field.md:$line: claim '$range': print LO and HI to two significant figures at least, not 2-5 (16 values from 2.288 to 5.4)" \
+    "$tmp/rg.err" ||
+  fail "a wrong range claim: status $status, $(cat "$tmp/rg.err")"
+# Two significant figures that the CSV does not give fail too; the CSV's ends hold.
+copy
+printf '\n%s\n' "The K-of-P rules took 2.3-5.2 times as long as async <!-- claim: ${range% 2 5} 2.3 5.2 -->." \
+  >>"$tmp/docs/the-field.md"
+status=0
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/rg1.err" || status=$?
+[ "$status" -eq 1 ] && grep -qF "does not hold: 16 values from 2.288 to 5.4, 2.3-5.4 as printed" "$tmp/rg1.err" ||
+  fail "a range the CSV does not give: status $status, $(cat "$tmp/rg1.err")"
+copy
+printf '\n%s\n' "The K-of-P rules took 2.29-5.40 times as long as async <!-- claim: ${range% 2 5} 2.29 5.40 -->." \
+  >>"$tmp/docs/the-field.md"
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/rg2.err" ||
+  fail "a right range claim: --check exited $?: $(cat "$tmp/rg2.err")"
 # A finding's page gone: its table is held nowhere, and the check names it.
 copy
 rm "$tmp/docs/paper/finding-4-runtime-ratio.md"
