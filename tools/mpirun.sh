@@ -26,6 +26,17 @@
 #   ssh (no plm_rsh_agent given): an unreachable host fails in 5 s with ssh's one line, instead
 #   of hanging for minutes or asking for a password.
 # MPIRUN overrides the mpirun to use.
+# Signals, as for a plain `stalesgd train` (docs/distributed.md, "Ctrl-C"): mpirun runs in a
+# session of its own, so a terminal's Ctrl-C reaches this script alone. mpirun would answer a
+# SIGINT or SIGTERM by stopping the ranks (SIGCONT, then SIGTERM after odls_base_sigkill_timeout,
+# SIGKILL after another) and exit 1 seconds later; instead SIGINT, SIGTERM, SIGHUP and SIGUSR1
+# go to the ranks as SIGUSR1 and SIGUSR2 as itself (mpirun passes both on), rank 0 stops the run
+# and writes everything, and this script exits 128 + the signal (130 for Ctrl-C). Rank 0 then
+# exits 0 (STALESGD_MPIRUN_REPORTS_STOP): mpirun takes two sigkill timeouts to end after any
+# rank's non-zero exit. A second signal makes mpirun end the job its own way. mpirun's stdin is
+# /dev/null (stalesgd reads none; a background session reading the terminal would stop).
+# Progress: when stderr is a terminal, STALESGD_LIVE_LINE=COLUMNS tells rank 0, whose stderr is
+# a pipe to mpirun, to draw the live progress line (mpirun passes '\r' and partial lines on).
 set -euo pipefail
 
 mpirun=${MPIRUN:-mpirun}
@@ -48,4 +59,45 @@ export OMPI_MCA_btl_tcp_eager_limit=${OMPI_MCA_btl_tcp_eager_limit:-1048576}
 if [ -z "${OMPI_MCA_plm_rsh_agent:-}" ] && [[ " $* " != *" plm_rsh_agent "* ]]; then
   export OMPI_MCA_plm_rsh_args=${OMPI_MCA_plm_rsh_args:--o ConnectTimeout=5 -o BatchMode=yes}
 fi
-exec "$mpirun" "${extra[@]}" "$@"
+if [ -t 2 ] && [ -z "${STALESGD_LIVE_LINE:-}" ]; then
+  columns=$(stty size <&2 2>/dev/null | cut -d' ' -f2) || true
+  export STALESGD_LIVE_LINE=${columns:-80}
+fi
+[ -z "${STALESGD_LIVE_LINE:-}" ] || extra+=(-x STALESGD_LIVE_LINE)
+export STALESGD_MPIRUN_REPORTS_STOP=1
+extra+=(-x STALESGD_MPIRUN_REPORTS_STOP)
+
+pid=""      # mpirun's, once started
+stopped=0   # 128 + the first signal passed on; 0 while none was
+signal=USR1 # what it went to the ranks as
+trapped=0   # a signal arrived during the current wait
+stop() {
+  trapped=1
+  if [ "$stopped" -eq 0 ]; then
+    stopped=$1 signal=$2
+    [ -z "$pid" ] || kill -"$signal" "$pid" 2>/dev/null || true
+  else
+    [ -z "$pid" ] || kill -TERM "$pid" 2>/dev/null || true
+  fi
+}
+trap 'stop 130 USR1' INT
+trap 'stop 143 USR1' TERM
+trap 'stop 129 USR1' HUP
+trap 'stop 138 USR1' USR1
+trap 'stop 140 USR2' USR2
+setsid "$mpirun" "${extra[@]}" "$@" </dev/null &
+pid=$!
+[ "$stopped" -eq 0 ] || kill -"$signal" "$pid" 2>/dev/null || true # a signal before the start
+# wait returns early (> 128) when a trapped signal arrives; then wait again, for mpirun's status.
+status=0
+while :; do
+  trapped=0
+  last=$status
+  wait "$pid" && status=0 || status=$?
+  # 127: the wait before got mpirun's status just as a signal arrived.
+  [ "$status" -ne 127 ] || { status=$last; break; }
+  [ "$trapped" -eq 1 ] || break
+done
+# The ranks exit 0 after a stop (STALESGD_MPIRUN_REPORTS_STOP); a failure keeps its status.
+[ "$stopped" -ne 0 ] && [ "$status" -eq 0 ] && exit "$stopped"
+exit "$status"
