@@ -48,7 +48,8 @@ TEST_CASE("mpi: Ctrl-C under tools/mpirun.sh exits 130 and rank 0 writes everyth
       "setsid env --default-signal=INT,TERM " + long_run(out) + " >" + (dir / "log").string() +
       " 2>&1 & job=$!; ( sleep 150; kill -KILL $job ) >/dev/null 2>&1 & dog=$!; i=0; "
       "while [ $(cat '" +
-      evals + "' 2>/dev/null | wc -l) -lt 3 ] && [ $i -lt 1200 ] && kill -0 $job 2>/dev/null; "
+      evals +
+      "' 2>/dev/null | wc -l) -lt 3 ] && [ $i -lt 1200 ] && kill -0 $job 2>/dev/null; "
       "do sleep 0.1; i=$((i+1)); done; kill -INT -$job; wait $job; echo exit=$?; "
       "pkill -P $dog sleep; kill $dog 2>/dev/null");
   INFO(r.output << slurp(dir / "log"));
@@ -81,7 +82,8 @@ TEST_CASE("mpi: rank 0 draws the live line under tools/mpirun.sh when STALESGD_L
   REQUIRE(live.exit_code == 0);
   const auto drawn = live.output.find("\r\033[K");
   REQUIRE(drawn != std::string::npos);
-  const std::string line = live.output.substr(drawn + 4, live.output.find('\r', drawn + 4) - drawn - 4);
+  const std::string line =
+      live.output.substr(drawn + 4, live.output.find('\r', drawn + 4) - drawn - 4);
   CHECK(line.find("iteration ") != std::string::npos);
   CHECK(line.size() <= 59);
 
