@@ -1,8 +1,6 @@
 // The CLI's progress: a live terminal line or periodic log lines, and run.log entries.
 #include "experiment/progress_reporter.hpp"
 
-#include <unistd.h>
-
 #include <cmath>
 
 #include <fmt/format.h>
@@ -15,7 +13,7 @@ namespace stalesgd {
 
 ProgressReporter::ProgressReporter(bool to_stderr, double every_s, logging::RunLog* log,
                                    bool live_allowed)
-    : live_(to_stderr && live_allowed && isatty(STDERR_FILENO) != 0),
+    : live_(to_stderr && live_allowed && live_line::on_terminal()),
       log_(to_stderr && !live_),
       log_file_(log),
       every_s_(every_s),

@@ -1,7 +1,8 @@
 // ProgressReporter: the CLI's ProgressSink (docs/cli.md, "Logging and progress"). On a terminal
-// a live line on stderr, redrawn at most twice a second: % of the budget, the run's clock,
-// iterations and iterations/s, ETA, test error, staleness. Off a terminal (nohup, Slurm, a
-// pipe) the same text as a log line every --progress-every. run.log gets a line every
+// (also one that mpirun's pipe reaches: live_line::on_terminal) a live line on stderr, redrawn at
+// most twice a second: % of the budget, the run's clock, iterations and iterations/s, ETA, test
+// error, staleness. Off a terminal (nohup, Slurm, a pipe) the same text as a log line every
+// --progress-every. run.log gets a line every
 // --progress-every either way.
 //
 // Thread safety: one run's supervisor thread calls update() and done(); set_context() only

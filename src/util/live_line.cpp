@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 namespace stalesgd::live_line {
@@ -29,11 +30,25 @@ void draw_locked() {
   g_drawn = true;
 }
 
+// STALESGD_LIVE_LINE's columns; 0 when unset or not a width.
+int forwarded_columns() {
+  const char* v = std::getenv("STALESGD_LIVE_LINE");
+  if (v == nullptr) return 0;
+  char* end = nullptr;
+  const long columns = std::strtol(v, &end, 10);
+  return end != v && *end == '\0' && columns > 1 && columns < 10000 ? static_cast<int>(columns) : 0;
+}
+
 }  // namespace
+
+bool on_terminal() {
+  return isatty(STDERR_FILENO) != 0 || forwarded_columns() > 0;
+}
 
 int width() {
   winsize ws{};
   if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) return ws.ws_col - 1;
+  if (const int columns = forwarded_columns(); columns > 0) return columns - 1;
   return 79;
 }
 

@@ -3,6 +3,10 @@
 // together, and it is cut to the terminal's width, so that it never wraps into copies of itself
 // (docs/cli.md, "Logging and progress").
 //
+// Under mpirun stderr is a pipe to mpirun, which passes partial lines and '\r' straight on to its
+// own stderr: STALESGD_LIVE_LINE=COLUMNS (tools/mpirun.sh sets it when its stderr is a terminal)
+// says that the pipe ends at a terminal that wide.
+//
 // Thread safety: every function may be called from any thread; one mutex orders the writes.
 #pragma once
 
@@ -18,7 +22,10 @@ void clear();
 // Runs `write`, which prints whole lines to stderr, with the live line erased before and
 // redrawn after.
 void around(const std::function<void()>& write);
-// The width `show` cuts to: the terminal's columns less one, or 79 when stderr is no terminal.
+// Whether stderr reaches a terminal: it is one, or STALESGD_LIVE_LINE names its width.
+bool on_terminal();
+// The width `show` cuts to: the terminal's columns less one (STALESGD_LIVE_LINE's when stderr is
+// no terminal), or 79.
 int width();
 
 }  // namespace stalesgd::live_line
