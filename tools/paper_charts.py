@@ -120,10 +120,8 @@ def bars(args):
                        "time_to_target_smoothed":
                            f"time to the target, 3 snapshots' mean ({clock_word(runs)})",
                        "time_to_target_stays":
-                           f"time from which test error stays at or under the target "
-                           f"({clock_word(runs)})",
-                       "error_auc": f"area under test error over the first {args.budget:g} "
-                                    f"{clock_word(runs)} (error x seconds)"
+                           f"from then on under the target ({clock_word(runs)})",
+                       "error_auc": f"test error x {clock_word(runs)}, over [0, {args.budget:g}]"
                                     if args.budget else "",
                        "seconds_per_iteration": "milliseconds per iteration",
                        "final_test_error": "test error at end"}[key])
