@@ -97,7 +97,7 @@ def bars(args):
     runs = load_runs(args.dirs)
     groups = grouped(runs, args.runs)
     key = args.value
-    timed = key in ("time_to_target", "time_to_target_smoothed")
+    timed = key in ("time_to_target", "time_to_target_smoothed", "time_to_target_stays")
     targets = args.target if timed and args.target else [None]
     ncols = min(len(targets), 2)
     nrows = math.ceil(len(targets) / ncols)
@@ -119,6 +119,10 @@ def bars(args):
         ax.set_xlabel({"time_to_target": f"time to the target ({clock_word(runs)})",
                        "time_to_target_smoothed":
                            f"time to the target, 3 snapshots' mean ({clock_word(runs)})",
+                       "time_to_target_stays":
+                           f"from then on under the target ({clock_word(runs)})",
+                       "error_auc": f"test error x {clock_word(runs)}, over [0, {args.budget:g}]"
+                                    if args.budget else "",
                        "seconds_per_iteration": "milliseconds per iteration",
                        "final_test_error": "test error at end"}[key])
     axes[0, 0].set_yticks(range(len(groups)))
@@ -147,6 +151,10 @@ def bar_panel(ax, args, groups, key, target):
     for i, ((label, members), color) in enumerate(zip(groups, palette)):
         if target is not None and key == "time_to_target_smoothed":
             values = [r.time_to_smoothed(target) for r in members]
+        elif target is not None and key == "time_to_target_stays":
+            values = [r.time_to_stays(target) for r in members]
+        elif key == "error_auc":
+            values = [r.error_auc(args.budget) for r in members]
         elif target is not None:
             values = [r.time_to(target) for r in members]
         else:
@@ -158,8 +166,9 @@ def bar_panel(ax, args, groups, key, target):
             # The tables quote the theory and the measured staleness beside the time.
             extra = {"predicted_ms": seed_mean(members, "predicted_seconds_per_iteration", 1e3),
                      "mean_staleness": seed_mean(members, "mean_staleness")}
-        summary_row(args.rows, label, key, "" if target is None else f"test_error<={target:g}",
-                    values, **extra)
+        at = "" if target is None else f"test_error<={target:g}"
+        at = f"time<={args.budget:g}" if key == "error_auc" else at
+        summary_row(args.rows, label, key, at, values, **extra)
         reached = [v for v in values if v is not None]
         shown = ", ".join("—" if v is None else f"{v:.4g}" for v in values)
         if len(values) > 1:
@@ -198,5 +207,7 @@ def bar_panel(ax, args, groups, key, target):
         ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False,
                   borderaxespad=0.1)
     if target is not None:
-        ax.set_title(f"first snapshot with test error <= {target:g}", fontsize=9)
+        ax.set_title({"time_to_target_smoothed": "3 snapshots' mean of test error",
+                      "time_to_target_stays": "test error stays"}.get(
+                          key, "first snapshot with test error") + f" <= {target:g}", fontsize=9)
 

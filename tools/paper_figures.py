@@ -28,7 +28,11 @@ commands
           interval (t-interval, whisker) and the seeds as dots: --value time_to_target |
           seconds_per_iteration | final_test_error; predicted s/iteration as a dashed tick;
           (or time_to_target_smoothed: the first 3 consecutive snapshots whose mean is at or
-          under the target, timed at the last of them, so one noisy snapshot does not count);
+          under the target, timed at the last of them, so one noisy snapshot does not count;
+          or time_to_target_stays: the first snapshot from which every later one is at or
+          under the target, none if the last is above it; or error_auc with --budget T: the
+          area under test error against time over [0, T], trapezoids between snapshots;
+          tools/race_metrics.py);
           with --target X [Y ...], time_to_target is the first snapshot at or under each
           target (from evals.csv), one panel per target; a run not every seed of which
           reached the target gets no bar, only its seeds' dots and a note
@@ -241,16 +245,21 @@ def parse_args(argv):
                         help="curves: draw these target test errors; bars --value "
                         "time_to_target: one panel per target, read from evals.csv")
     parser.add_argument("--value", choices=["time_to_target", "time_to_target_smoothed",
+                                            "time_to_target_stays", "error_auc",
                                             "seconds_per_iteration",
                                             "final_test_error"], default="time_to_target")
+    parser.add_argument("--budget", type=float, metavar="T",
+                        help="bars --value error_auc: the area over [0, T] seconds")
     parser.add_argument("--dpi", type=int, default=DPI, help=f"PNG resolution (default {DPI})")
     parser.add_argument("--csv", type=Path, help="also write the printed numbers here (docs/data/)")
     args = parser.parse_args(argv)
     args.rows = []
     if args.out.suffix.lower() not in (".png", ".pdf", ".svg"):
         raise UsageError(f"--out {args.out}: name a .png, .pdf or .svg file")
-    if args.value == "time_to_target_smoothed" and not args.target:
-        raise UsageError("--value time_to_target_smoothed needs --target X [Y ...]")
+    if args.value in ("time_to_target_smoothed", "time_to_target_stays") and not args.target:
+        raise UsageError(f"--value {args.value} needs --target X [Y ...]")
+    if args.value == "error_auc" and not args.budget:
+        raise UsageError("--value error_auc needs --budget T (seconds)")
     return args
 
 

@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 # Shared with the per-race plots (same directory: python puts the script's folder on sys.path).
 from load_race import group_names  # noqa: E402
 from plot import mean_ci, to_float  # noqa: E402
+from race_metrics import error_auc, first_crossing, smoothed_crossing, stays_under  # noqa: E402
 
 
 class UsageError(Exception):
@@ -79,20 +80,23 @@ class Run:
     def time_to(self, target):
         """First snapshot time with test error <= target (as the race's time_to_target_s),
         or None."""
-        wall, err = self.series("time", "test_error")
-        hit = np.nonzero(err <= target)[0]
-        return float(wall[hit[0]]) if hit.size else None
+        return first_crossing(*self.series("time", "test_error"), target)
 
     def time_to_smoothed(self, target, window=3):
         """The smoothed crossing: the time of the last of the first `window` consecutive
         snapshots whose mean test error is <= target, or None. One noisy snapshot under the
         target does not count, as it does for time_to (the first snapshot at or under it)."""
-        wall, err = self.series("time", "test_error")
-        if err.size < window:
-            return None
-        means = np.convolve(err, np.ones(window) / window, mode="valid")
-        hit = np.nonzero(means <= target)[0]
-        return float(wall[hit[0] + window - 1]) if hit.size else None
+        return smoothed_crossing(*self.series("time", "test_error"), target, window)
+
+    def time_to_stays(self, target):
+        """The first snapshot from which the test error stays <= target to the run's end, or
+        None (the last snapshot is above it)."""
+        return stays_under(*self.series("time", "test_error"), target)
+
+    def error_auc(self, budget):
+        """The area under test error against time over [0, budget] (error x seconds), or None
+        if the snapshots do not cover it."""
+        return error_auc(*self.series("time", "test_error"), budget)
 
     def series(self, x, metric):
         """(x values, metric values) for x in time|iteration."""
