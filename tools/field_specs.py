@@ -8,6 +8,7 @@ when its interval is apart from every other rule's (in the tuned race, any rule 
 same grid holds the tuned race's other measures (the time from which the error stays under the
 target, the smoothed crossing, the area under the error: tools/race_metrics.py)."""
 
+import field_grid
 from paper_table_specs import apart, fx, grid, pm
 
 SHARED, TUNED = "the-field.csv", "the-field-tuned.csv"
@@ -20,6 +21,11 @@ PROFILES = ["exp", "fixed", "pareto", "stall"]
 RULES = ["sync", "k-sync K=4", "k-batch-sync K=4", "async", "k-async K=4", "k-batch-async K=4",
          "async delay-adaptive", "ringmaster R=8", "rennala S=8", "malenia S=8",
          "mindflayer B=2 t=20ms"]
+# The race at each rule's best settings (tools/field_grid.py, tools/tune_knobs.py): its rules are
+# named without their knobs, which the tuning chose per cell.
+KNOBS, BEST = "the-field-knobs-tuning.csv", "the-field-best.csv"
+BEST_STAYS, BEST_AUC = "the-field-best-stays.csv", "the-field-best-auc.csv"
+BEST_RULES = [name for name, _, _ in field_grid.RULES]
 QUANTITY = "time_to_target"
 TUNED_QUANTITY = "val_error, last 0.25 of the time"
 
@@ -36,14 +42,14 @@ def area(c):
     return pm(c, 3) if c.mean is not None else "—"
 
 
-def race(csv, profiles=PROFILES, quantity=QUANTITY, at="", show=time, bold=True):
+def race(csv, profiles=PROFILES, quantity=QUANTITY, at="", show=time, bold=True, rules=RULES):
     """One race's time to the target (or another of its --csv quantities), rules down, profiles
     across."""
 
     def make(docs):
-        cols = [([docs.cell(csv, f"{p} | {r}", quantity, at) for r in RULES],
+        cols = [([docs.cell(csv, f"{p} | {r}", quantity, at) for r in rules],
                  lambda i, c: show(c), bold) for p in profiles]
-        return grid(["rule", *profiles], ["---"] + ["---:"] * len(profiles), RULES, cols)
+        return grid(["rule", *profiles], ["---"] + ["---:"] * len(profiles), rules, cols)
 
     return [csv], make
 
@@ -57,6 +63,32 @@ def rates(docs):
         text.append(f"| {rule} | " + " | ".join(
             fx(float(chosen[f"{p} | {rule}"]), 3).rstrip("0").rstrip(".") for p in PROFILES) +
             " |")
+    return "\n".join(text)
+
+
+def knobs(docs):
+    """Each cell's chosen setting and its runner-up (tools/tune_knobs.py), their held-out errors,
+    whether the intervals overlap, and the knobs chosen at their grid's edge."""
+    rows = docs.rows(KNOBS)
+    text = ["| profile | rule | chosen | held-out error | runner-up | held-out error | "
+            "intervals | at the grid's edge |", "|---|---|---|---:|---|---:|---|---|"]
+    for p in PROFILES:
+        for rule in BEST_RULES:
+            cell = [r for r in rows if r["run"] == f"{p} | {rule}"]
+            first = [r for r in cell if r["rank"] == "1"]
+            second = [r for r in cell if r["rank"] == "2"]
+            if not first:
+                text.append(f"| {p} | {rule} | none scored | — | — | — | — | — |")
+                continue
+            a, b = first[0], second[0] if second else None
+
+            def err(r):
+                return f"{fx(float(r['mean']), 4)} ± {fx(float(r['ci95_half_width']), 4)}"
+
+            verdict = "—" if b is None else ("apart" if a["apart_from_next"] == "1" else "overlap")
+            text.append(f"| {p} | {rule} | {a['setting']} | {err(a)} | "
+                        f"{b['setting'] if b else '—'} | {err(b) if b else '—'} | {verdict} | "
+                        f"{a['at_edge'].replace(';', ', ') or '—'} |")
     return "\n".join(text)
 
 
@@ -91,4 +123,10 @@ TABLES = {
     "field-tuned-smoothed": race(SMOOTHED, quantity="time_to_target_smoothed",
                                  at="test_error<=0.12"),
     "field-tuned-auc": race(AUC, quantity="error_auc", at="time<=20", show=area),
+    "field-knobs": ([KNOBS], knobs),
+    "field-best": race(BEST, quantity="time_to_target", bold=apart, rules=BEST_RULES),
+    "field-best-stays": race(BEST_STAYS, quantity="time_to_target_stays", at="test_error<=0.12",
+                             bold=apart, rules=BEST_RULES),
+    "field-best-auc": race(BEST_AUC, quantity="error_auc", at="time<=20", show=area, bold=apart,
+                           rules=BEST_RULES),
 }

@@ -81,8 +81,10 @@ def tune(race_dir, metric, window):
     return rows
 
 
-def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def tuning_args(doc, argv):
+    """The arguments of a tuning tool (this one, tools/tune_knobs.py): RACE_DIR, --metric,
+    --window and --csv."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("race_dir", type=Path)
     parser.add_argument("--metric", default="val_error")
     parser.add_argument("--window", type=float, default=0.25,
@@ -91,6 +93,11 @@ def main(argv):
     args = parser.parse_args(argv)
     if not 0.0 < args.window <= 1.0:
         parser.error("--window takes a fraction in (0, 1]")
+    return args
+
+
+def main(argv):
+    args = tuning_args(__doc__, argv)
     try:
         rows = tune(args.race_dir, args.metric, args.window)
         for r in rows:

@@ -172,6 +172,8 @@ TEST_CASE("every experiment shipped in experiments/ loads and expands to its run
       {"tune-the-field.toml", 924},
       {"the-field-tuned.toml", 220},
       {"the-field-threads.toml", 55},
+      {"tune-the-field-knobs.toml", 1152},
+      {"the-field-best.toml", 240},
       {"k-batch-sync-vs-k-sync.toml", 20},
       {"fashion-1-sync-vs-async.toml", 10},
       {"fashion-2-k-sync-tradeoff.toml", 20},
