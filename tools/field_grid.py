@@ -4,13 +4,15 @@
 usage: tools/field_grid.py tuning > experiments/tune-the-field-knobs.toml
        tools/field_grid.py best TUNING_CSV > experiments/the-field-best.toml
        tools/field_grid.py check TUNING_CSV RACE_TOML
+       tools/field_grid.py edges TUNING_CSV
 
 docs/the-field.md, "Each rule at its best settings". Every rule gets the same budget: 12
 settings per straggler profile (its knobs K, R, S, B, t or c crossed with learning rates; a rule
 with no knob but the rate gets 12 rates), two seeds each, on 10,000 held-out training samples.
 tools/tune_knobs.py picks each cell's setting; `best` writes the race at those settings (five
-seeds, the test set, the full 20 s) and `check` fails, naming the run, when a race file's
-settings differ from the tuning's choice.
+seeds, the test set, the full 20 s), `check` fails, naming the run, when a race file's settings
+differ from the tuning's choice, and `edges` fails, naming the cell and the knob, for every
+choice at an edge of its grid (the grid should be widened past it before the choice is cited).
 """
 
 import csv
@@ -159,6 +161,19 @@ def check(tuning_csv, race_toml):
     return 1 if problems else 0
 
 
+def edges(tuning_csv):
+    """Exit 1, naming each cell and knob, where the tuning chose a value at its grid's edge."""
+    found = []
+    with open(tuning_csv, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["chosen"] == "1" and row["at_edge"]:
+                found.append(f"{tuning_csv}: '{row['run']}' chose {row['setting']}, at the edge "
+                             f"of its grid in {row['at_edge'].replace(';', ', ')}: widen it")
+    for line in found:
+        print(line, file=sys.stderr)
+    return 1 if found else 0
+
+
 def main(argv):
     if argv[:1] == ["tuning"] and len(argv) == 1:
         print(tuning())
@@ -166,6 +181,8 @@ def main(argv):
         print(best(argv[1]))
     elif argv[:1] == ["check"] and len(argv) == 3:
         return check(argv[1], argv[2])
+    elif argv[:1] == ["edges"] and len(argv) == 2:
+        return edges(argv[1])
     else:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2

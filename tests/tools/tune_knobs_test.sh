@@ -2,8 +2,9 @@
 # End-to-end check of tools/tune_knobs.py and tools/field_grid.py on a short virtual-clock race
 # with a holdout: k-async crossed over K (1, 2) and lr (0.001, 0.1, 1000, which diverges), 2 seeds.
 # The setting with the lowest held-out error is chosen (never a diverged one), the runner-up is
-# ranked 2, a choice at its grid's edge names the knob, and `field_grid.py check` passes a race
-# file at the chosen setting and fails, naming the run and the knob, on one that differs.
+# ranked 2, a choice at its grid's edge names the knob (and `field_grid.py edges` fails on it),
+# and `field_grid.py check` passes a race file at the chosen setting and fails, naming the run
+# and the knob, on one that differs.
 # usage: tests/tools/tune_knobs_test.sh path/to/stalesgd   (needs MNIST in data/)
 set -euo pipefail
 
@@ -70,4 +71,10 @@ if "$python" tools/field_grid.py check "$tmp/tuning.csv" "$tmp/best.toml" >"$tmp
 fi
 grep -q "run 'exp | k-async' has lr = 0.2, the tuning chose 0.1" "$tmp/check.out" ||
   fail "the check did not name the run and knob: $(cat "$tmp/check.out")"
+# K chosen at 1 or 2, both edges of its grid: `edges` names the cell and the knob and fails.
+if "$python" tools/field_grid.py edges "$tmp/tuning.csv" >"$tmp/edges.out" 2>&1; then
+  fail "a choice at its grid's edge passed the edges check"
+fi
+grep -q "'exp | k-async' chose k=$k, lr=0.1, at the edge of its grid in k: widen it" "$tmp/edges.out" ||
+  fail "the edges check did not name the cell and knob: $(cat "$tmp/edges.out")"
 echo "$test_name: ok"
