@@ -156,6 +156,11 @@ def check(tuning_csv, race_toml):
             if run.get(knob, race.get(knob)) != typed(knob, text):
                 problems.append(f"{race_toml}: run '{cell}' has {knob} = "
                                 f"{run.get(knob, race.get(knob))!r}, the tuning chose {text}")
+    return report(problems)
+
+
+def report(problems):
+    """Each problem on stderr; the exit status: 1 when there is any."""
     for p in problems:
         print(p, file=sys.stderr)
     return 1 if problems else 0
@@ -169,9 +174,7 @@ def edges(tuning_csv):
             if row["chosen"] == "1" and row["at_edge"]:
                 found.append(f"{tuning_csv}: '{row['run']}' chose {row['setting']}, at the edge "
                              f"of its grid in {row['at_edge'].replace(';', ', ')}: widen it")
-    for line in found:
-        print(line, file=sys.stderr)
-    return 1 if found else 0
+    return report(found)
 
 
 def main(argv):

@@ -22,8 +22,8 @@ grid, ';'-separated: the grid should be widened past them). docs/the-field.md.
 import re
 import sys
 
-from paper_runs import UsageError, load_runs, shown, summary_row, write_csv
-from tune_lr import tuning_args, window_mean
+from paper_runs import UsageError, load_runs, shown, summary_row
+from tune_lr import run_tuning, window_mean
 
 SETTING = re.compile(r"^(?P<cell>.*?) \((?P<setting>[a-z_]+=[^()]*)\)$")
 
@@ -78,31 +78,27 @@ def tune(race_dir, metric, window):
         best[3]["at_edge"] = ";".join(edges)
         if len(ranked) > 1:
             nxt = ranked[1]
-            best[3]["apart_from_next"] = int(best[0] + best[1] < nxt[0] - nxt[1])
+            best[3]["apart_from_next"] = int(best[1] is not None and nxt[1] is not None
+                                             and best[0] + best[1] < nxt[0] - nxt[1])
     return rows
 
 
+def line(r):
+    """A cell's chosen setting or runner-up as printed; None for the other settings."""
+    if r["rank"] == "":
+        return None
+    mark = "chosen   " if r["chosen"] else "runner-up"
+    note = ""
+    if r["chosen"] and r["apart_from_next"] == 0:
+        note += " (overlaps the runner-up)"
+    if r["chosen"] and r["at_edge"]:
+        note += f" (at the grid's edge: {r['at_edge']})"
+    return (f"{r['run']:<36} {mark} {r['setting']:<40} {shown(r['mean'])} "
+            f"± {shown(r['ci95_half_width'])}{note}")
+
+
 def main(argv):
-    args = tuning_args(__doc__, argv)
-    try:
-        rows = tune(args.race_dir, args.metric, args.window)
-        for r in rows:
-            if r["rank"] == "":
-                continue
-            mark = "chosen   " if r["chosen"] else "runner-up"
-            note = ""
-            if r["chosen"] and r["apart_from_next"] == 0:
-                note += " (overlaps the runner-up)"
-            if r["chosen"] and r["at_edge"]:
-                note += f" (at the grid's edge: {r['at_edge']})"
-            print(f"{r['run']:<36} {mark} {r['setting']:<40} {shown(r['mean'])} "
-                  f"± {shown(r['ci95_half_width'])}{note}")
-        if args.csv:
-            write_csv(args.csv, rows)
-    except UsageError as e:
-        print(f"tune_knobs.py: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return run_tuning("tune_knobs.py", __doc__, argv, tune, line)
 
 
 if __name__ == "__main__":

@@ -81,9 +81,10 @@ def tune(race_dir, metric, window):
     return rows
 
 
-def tuning_args(doc, argv):
-    """The arguments of a tuning tool (this one, tools/tune_knobs.py): RACE_DIR, --metric,
-    --window and --csv."""
+def run_tuning(name, doc, argv, tune, line):
+    """A tuning tool's main (this one, tools/tune_knobs.py): RACE_DIR, --metric, --window and
+    --csv parsed; tune(race_dir, metric, window)'s rows printed one line(row) each (None: not
+    printed) and written with --csv; a UsageError one line and status 1."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("race_dir", type=Path)
     parser.add_argument("--metric", default="val_error")
@@ -93,28 +94,32 @@ def tuning_args(doc, argv):
     args = parser.parse_args(argv)
     if not 0.0 < args.window <= 1.0:
         parser.error("--window takes a fraction in (0, 1]")
-    return args
-
-
-def main(argv):
-    args = tuning_args(__doc__, argv)
     try:
         rows = tune(args.race_dir, args.metric, args.window)
         for r in rows:
-            half = shown(r["ci95_half_width"])
-            mark = "  <- chosen" if r["chosen"] else ""
-            if r["chosen"] and r["apart_from_next"] == 0:
-                mark += " (its interval overlaps the next best's)"
-            if r["chosen"] and r["at_edge"]:
-                mark += " (at the grid's edge: widen it)"
-            print(f"{r['run']:<24} lr {r['lr']:<6g} {r['quantity']}: {shown(r['mean'])} "
-                  f"± {half} ({r['reached']}/{r['seeds']} seeds){mark}")
+            if (text := line(r)) is not None:
+                print(text)
         if args.csv:
             write_csv(args.csv, rows)
     except UsageError as e:
-        print(f"tune_lr.py: error: {e}", file=sys.stderr)
+        print(f"{name}: error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def line(r):
+    """One (rule, rate) row as printed."""
+    mark = "  <- chosen" if r["chosen"] else ""
+    if r["chosen"] and r["apart_from_next"] == 0:
+        mark += " (its interval overlaps the next best's)"
+    if r["chosen"] and r["at_edge"]:
+        mark += " (at the grid's edge: widen it)"
+    return (f"{r['run']:<24} lr {r['lr']:<6g} {r['quantity']}: {shown(r['mean'])} "
+            f"± {shown(r['ci95_half_width'])} ({r['reached']}/{r['seeds']} seeds){mark}")
+
+
+def main(argv):
+    return run_tuning("tune_lr.py", __doc__, argv, tune, line)
 
 
 if __name__ == "__main__":

@@ -75,17 +75,11 @@ Result<ServerCore::Outcome> ServerCore::on_gradient(double now_s, int worker,
     return out;
   }
   std::span<float> next = store_.begin_update();
-  const int kept = acc_.count() + 1;
   if (means_) {
     means_->apply(store_.current(), next);
-  } else if (const double divisor = rule_->update_divisor(kept); divisor != kept) {
-    acc_.add(grad, static_cast<float>(lr));
-    acc_.apply(store_.current(), next, divisor);
-  } else if (acc_.count() == 0) {
-    UpdateAccumulator::apply_single(store_.current(), grad, static_cast<float>(lr), next,
-                                    ctx_.model->num_state());
   } else {
-    acc_.add_and_apply(grad, static_cast<float>(lr), store_.current(), next);
+    acc_.add_and_apply(grad, static_cast<float>(lr), store_.current(), next,
+                       rule_->update_divisor(acc_.count() + 1));
   }
   store_.publish();
   out.version = store_.version();

@@ -45,7 +45,12 @@ void UpdateAccumulator::apply_single(std::span<const float> w, std::span<const f
 }
 
 void UpdateAccumulator::add_and_apply(std::span<const float> g, float lr, std::span<const float> w,
-                                      std::span<float> out) {
+                                      std::span<float> out, double divisor) {
+  if (divisor > 0.0 && divisor != count_ + 1) {  // a rule's own divisor: not the fused mean
+    add(g, lr);
+    apply(w, out, divisor);
+    return;
+  }
   if (count_ == 0) {
     // sum_ still holds the last round's (add() overwrites it lazily): it must not be read.
     apply_single(w, g, lr, out, state_);

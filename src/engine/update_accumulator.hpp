@@ -22,9 +22,9 @@ class UpdateAccumulator {
   void add(std::span<const float> g, float lr);
   // The round's last gradient and the update in one pass: out = w - (sum + lr g) / (count + 1),
   // then starts a new round. Saves a pass over the sum on the critical path of a sync round.
-  // With count() == 0 it is apply_single(w, g, lr, out), bit for bit.
+  // With count() == 0 it is apply_single(w, g, lr, out), bit for bit. `divisor` as apply()'s.
   void add_and_apply(std::span<const float> g, float lr, std::span<const float> w,
-                     std::span<float> out);
+                     std::span<float> out, double divisor = 0.0);
   // The round without another gradient: out = w - sum / count(), then starts a new round. A
   // round that a failed worker's departure completes (docs/rules.md, "Failed workers"). With
   // `divisor` > 0 the trained parameters' sum is divided by it instead (Rule::update_divisor:

@@ -6,15 +6,9 @@
 # usage: tests/tools/docs_links_test.sh   (from anywhere; stdlib Python only)
 set -euo pipefail
 
-test_name=docs_links_test
-cd "$(dirname "$0")/../.."
-python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-  echo "$test_name: FAIL: $*" >&2
-  exit 1
-}
+no_binary=1
+# shellcheck source=script_test_setup.sh
+source "$(dirname "$0")/script_test_setup.sh"
 
 # (a) The repository's pages.
 "$python" tools/check_docs_links.py >"$tmp/repo.out" ||
