@@ -95,11 +95,27 @@ Result<ResolvedRun> ResolvedRun::resolve(TrainerOptions o) {
     return Error{
         fmt::format("--batch {} must be a positive number of samples, e.g. --batch 32", o.batch)};
   }
+  if (o.local_steps > 1 && !(o.local_lr > 0.0 && std::isfinite(o.local_lr))) {
+    return Error{fmt::format(
+        "--local-steps {} needs --local-lr, the workers' step size, e.g. --local-lr 0.05",
+        o.local_steps)};
+  }
+  if (o.local_steps == 1 && o.local_lr != 0.0) {
+    return Error{
+        "--local-lr is the step size of --local-steps Q > 1: add --local-steps or drop "
+        "--local-lr"};
+  }
+  if (static_cast<std::int64_t>(o.batch) * o.local_steps > 65536) {
+    return Error{fmt::format("--batch {} x --local-steps {} draws more than 65536 samples a job",
+                             o.batch, o.local_steps)};
+  }
   auto lr = make_learning_rate(o.lr, o.lr_rule);
   if (!lr) return lr.error();
   // The one parse of the delay spec in a run: trace files are read here and nowhere else.
+  // A job of Q local steps takes Q minibatches' delays.
   auto delays = StragglerProfile::parse(o.delay, o.workers, o.delay_base_dir);
   if (!delays) return delays.error();
+  if (o.local_steps > 1) delays = delays->with_draws_per_job(o.local_steps);
   if (info.check_delays) {
     if (auto s = info.check_delays(*rule, *delays); !s) return s.error();
   }

@@ -87,10 +87,30 @@ std::deque<OptionDecl> train_option_decls() {
       .min = 1, .max = 4096, .expects = "an integer K with 1 <= K <= P"}));
   t.push_back(field<&O::batch>({.name = "batch", .type = T::kInteger, .default_text = "32",
       .help = "Minibatch size per gradient", .group = kServerGroup, .min = 1, .max = 65536}));
+  // Left out of summary.json and run.toml while unset, so runs without local steps read as
+  // they always did.
+  t.push_back({.name = "local-steps", .type = T::kInteger, .default_text = "1",
+      .help = "Local SGD: each job is Q steps of --local-lr on Q minibatches, delivering the "
+              "change, which the server applies with --lr (FedBuff's clients; 1 = a gradient)",
+      .group = kServerGroup, .min = 1, .max = 4096,
+      .set = [](O& o, const OptionValue& v) {
+        o.local_steps = static_cast<int>(std::get<std::int64_t>(v));
+      },
+      .get = [](const O& o) -> std::optional<OptionValue> {
+        if (o.local_steps == 1) return std::nullopt;
+        return OptionValue{static_cast<std::int64_t>(o.local_steps)};
+      }});
+  t.push_back({.name = "local-lr", .type = T::kNumber,
+      .help = "The workers' step size of --local-steps Q > 1", .group = kServerGroup,
+      .set = [](O& o, const OptionValue& v) { o.local_lr = std::get<double>(v); },
+      .get = [](const O& o) -> std::optional<OptionValue> {
+        if (o.local_lr == 0.0) return std::nullopt;
+        return OptionValue{o.local_lr};
+      }});
   t.push_back(field<&O::lr>({.name = "lr", .type = T::kNumber, .default_text = "0.05",
       .help = "Learning rate (the cap lr_max for --lr-rule dutta:...)", .group = kServerGroup}));
   t.push_back(field<&O::lr_rule>({.name = "lr-rule", .type = T::kString, .default_text = "fixed",
-      .help = "fixed | step:every=N,factor=F | exp:decay=D | inv-staleness | dutta:c=C | delay-adaptive:c=C",
+      .help = "fixed | step:every=N,factor=F | exp:decay=D | inv-staleness | dutta:c=C | delay-adaptive:c=C[,L=L] (with L: lr 1/(4LC), --lr unused)",
       .group = kServerGroup}));
   t.push_back(field<&O::delay>({.name = "delay", .type = T::kString, .default_text = "none",
       .help = "Straggler delay spec, e.g. 'exp:mean=10ms' (docs/stragglers.md)", .group = kServerGroup}));

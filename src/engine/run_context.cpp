@@ -12,7 +12,7 @@ namespace stalesgd {
 MinibatchSampler RunContext::sampler(int w, std::uint64_t stream_seed) const {
   static const std::vector<std::uint32_t> kAll;
   const auto i = static_cast<std::size_t>(w);
-  return {data.train, options.batch, stream_seed, i < shards.size() ? shards[i] : kAll};
+  return {data.train, job_samples(options), stream_seed, i < shards.size() ? shards[i] : kAll};
 }
 
 bool diverged(double loss, int classes) {

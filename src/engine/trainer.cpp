@@ -8,6 +8,7 @@
 #include "engine/mpi/mpi_runtime.hpp"
 #include "engine/run_context.hpp"
 #include "engine/run_resources.hpp"
+#include "model/local_steps.hpp"
 #include "stalesgd/data/holdout.hpp"
 #include "stalesgd/data/partition.hpp"
 #include "stalesgd/util/seed.hpp"
@@ -38,6 +39,11 @@ Result<RunRecord> train(const ResolvedRun& run, const Dataset& given, const Trai
                    ? Result<std::unique_ptr<Model>>(std::move(*io.model))
                    : make_model(options.model, data.train.shape, data.num_classes);
   if (!model) return model.error();
+  // --local-steps: every engine's workers run local SGD through the model (model/local_steps.hpp).
+  if (options.local_steps > 1) {
+    model = make_local_steps(std::move(model).value(), options.local_steps, options.local_lr,
+                             data.train.dim());
+  }
 
   RunContext ctx{run,         options,      data,       std::move(model).value(),
                  {},          io.interrupt, io.journal, io.resume,

@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kRules =
     "fixed, step:every=N,factor=F, exp:decay=D, inv-staleness, dutta:c=C, "
-    "delay-adaptive:c=C";
+    "delay-adaptive:c=C[,L=L]";
 
 // "every=1000,factor=0.5" -> {every: 1000, factor: 0.5}
 Result<std::map<std::string, double>> parse_params(std::string_view rule, std::string_view text) {
@@ -98,6 +98,17 @@ Result<std::unique_ptr<LearningRate>> make_learning_rate(double base, std::strin
     auto c = take(params, "c", rule, "delay-adaptive:c=C, e.g. delay-adaptive:c=8 (C: P)");
     if (!c) return c.error();
     if (!(*c >= 1.0)) return Error{fmt::format("--lr-rule '{}': c must be at least 1", rule)};
+    // L given: the paper's own rate 1 / (4 L C) in place of --lr (docs/rules.md, "Learning
+    // rates"); L is the smoothness that `stalesgd theory --error` estimates.
+    if (const auto l = params.find("L"); l != params.end()) {
+      const double smoothness = l->second;
+      params.erase(l);
+      if (!(smoothness > 0.0)) {
+        return Error{
+            fmt::format("--lr-rule '{}': L must be positive, e.g. delay-adaptive:c=8,L=2.5", rule)};
+      }
+      base = 1.0 / (4.0 * smoothness * *c);
+    }
     lr = make_delay_adaptive(base, *c);
   } else {
     return Error{fmt::format("unknown --lr-rule '{}'; use one of: {}", name, kRules)};

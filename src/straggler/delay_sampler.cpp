@@ -23,6 +23,12 @@ DelaySampler::DelaySampler(const StragglerProfile& profile, int worker, std::uin
 
 double DelaySampler::next(double now_s) {
   if (!(now_s >= 0)) now_s = 0;  // NaN or negative: treat as the start of the run
+  double job = 0.0;
+  for (int i = 0; i < state_->draws_per_job; ++i) job += draw(now_s + job);
+  return std::min(job, kMaxDurationSeconds);
+}
+
+double DelaySampler::draw(double now_s) {
   const auto& timeline = state_->timeline[static_cast<std::size_t>(worker_)];
   // Timelines are short and now_s mostly grows: step from the cached segment.
   if (timeline[segment_].start_s > now_s) segment_ = 0;

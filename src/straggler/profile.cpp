@@ -186,7 +186,17 @@ int StragglerProfile::workers() const {
 }
 
 const Distribution* StragglerProfile::iid() const {
-  return state_->iid;
+  return state_->draws_per_job == 1 ? state_->iid : nullptr;
+}
+
+StragglerProfile StragglerProfile::with_draws_per_job(int draws) const {
+  auto state = std::make_shared<detail::ProfileState>(*state_);
+  state->draws_per_job = std::max(1, draws);
+  return StragglerProfile(std::move(state));
+}
+
+int StragglerProfile::draws_per_job() const {
+  return state_->draws_per_job;
 }
 
 std::optional<std::vector<double>> StragglerProfile::fixed_times() const {
@@ -198,7 +208,7 @@ std::optional<std::vector<double>> StragglerProfile::fixed_times() const {
     if (source.trace != nullptr || !std::isfinite(lo) || source.dist->quantile(1.0) != lo) {
       return std::nullopt;
     }
-    times.push_back(lo * timeline[0].factor);
+    times.push_back(lo * timeline[0].factor * state_->draws_per_job);
   }
   return times;
 }
@@ -210,11 +220,11 @@ double StragglerProfile::quantile_bound(double p) const {
       bound = std::max(bound, s.factor * state_->sources[s.source].dist->quantile(p));
     }
   }
-  return bound;
+  return bound * state_->draws_per_job;
 }
 
 std::optional<double> StragglerProfile::chance_within(int worker, double limit_s) const {
-  if (worker < 0 || worker >= state_->workers) return std::nullopt;
+  if (worker < 0 || worker >= state_->workers || state_->draws_per_job != 1) return std::nullopt;
   const auto& timeline = state_->timeline[static_cast<std::size_t>(worker)];
   if (timeline.size() != 1) return std::nullopt;
   const Segment& s = timeline.front();

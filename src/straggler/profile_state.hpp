@@ -30,6 +30,7 @@ struct ProfileState {
   std::vector<std::vector<Segment>> timeline;  // per worker, by start_s, never empty
   const Distribution* iid = nullptr;           // sources[0].dist when every worker uses only it
   std::string description;                     // canonical spec
+  int draws_per_job = 1;  // a job's delay is the sum of this many draws (--local-steps)
 };
 
 }  // namespace stalesgd::detail

@@ -26,6 +26,8 @@ inline const std::map<std::string, std::pair<std::string, std::string>>& samples
       {"workers", {"8", "8"}},
       {"workers-per-rank", {"4", "4"}},
       {"k", {"3", "3"}},
+      {"local-steps", {"4", "4"}},
+      {"local-lr", {"0.125", "0.125"}},
       {"time-limit", {"30ms;w1=90ms", "\"30ms;w1=90ms\""}},
       {"partition", {"dirichlet:0.5", "\"dirichlet:0.5\""}},
       {"plugin", {"/tmp/a.so:/tmp/b.so", "\"/tmp/a.so:/tmp/b.so\""}},

@@ -64,9 +64,11 @@ TEST_CASE("option table: the default texts parse to TrainerOptions' defaults", "
     CHECK(d.get(o) == d.get(defaults));
   }
   // K = 0 is "the rule's own", hidden's 128 is mlp's alone, --out has none, the machine's
-  // cores, server time and file are the free machine's until given, and no plug-in is loaded.
+  // cores, server time and file are the free machine's until given, no plug-in is loaded, and
+  // --local-lr is only for --local-steps above 1.
   CHECK(without_default == std::set<std::string>{"k", "hidden", "plugin", "out", "resume",
-                                                 "save-model", "cores", "server-time", "machine"});
+                                                 "save-model", "cores", "server-time", "machine",
+                                                 "local-lr"});
 }
 
 TEST_CASE(
@@ -98,6 +100,8 @@ TEST_CASE(
     REQUIRE(set_from_text(d, sample->first, mlp).ok());
   }
   mlp.cores = 2;
+  mlp.local_steps = 4;
+  mlp.local_lr = 0.1;
   mlp.server_time = "20us";
   mlp.machine = "m.json";
   mlp.plugin = "/tmp/p.so";

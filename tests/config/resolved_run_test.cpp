@@ -274,3 +274,17 @@ TEST_CASE("resolve: the worker and stall timeouts in effect are written back",
   virt.stall_timeout_s = 5.0;
   CHECK_THAT(error_of(virt), Contains("--stall-timeout watches the real clock"));
 }
+
+TEST_CASE("resolve: --local-steps needs --local-lr, and --local-lr needs --local-steps",
+          "[config]") {
+  auto o = options("fedbuff", 4, 2);
+  o.local_steps = 3;
+  CHECK_THAT(error_of(o), Contains("--local-steps 3 needs --local-lr"));
+  o.local_lr = 0.05;
+  CHECK(ResolvedRun::resolve(o).ok());
+  o.local_steps = 1;
+  CHECK_THAT(error_of(o), Contains("--local-lr is the step size of --local-steps Q > 1"));
+  o.local_steps = 5000;
+  o.batch = 32;
+  CHECK_THAT(error_of(o), Contains("draws more than 65536 samples a job"));
+}

@@ -57,6 +57,15 @@ TEST_CASE("staleness-aware rules", "[lr]") {
              Catch::Matchers::Contains("missing c"));
   CHECK_THAT(make_learning_rate(0.1, "delay-adaptive:c=0.5").error().message,
              Catch::Matchers::Contains("c must be at least 1"));
+
+  // With L, the paper's own rate: 1 / (4 L C) up to delay C, 1 / (4 L tau) beyond; --lr unused.
+  auto formula = make_learning_rate(0.1, "delay-adaptive:c=4,L=2.5");
+  REQUIRE(formula.ok());
+  CHECK(at(**formula, 9, 0) == Approx(1.0 / 40));
+  CHECK(at(**formula, 9, 4) == Approx(1.0 / 40));
+  CHECK(at(**formula, 9, 10) == Approx(1.0 / 100));
+  CHECK_THAT(make_learning_rate(0.1, "delay-adaptive:c=4,L=0").error().message,
+             Catch::Matchers::Contains("L must be positive"));
 }
 
 TEST_CASE("bad --lr and --lr-rule give one clear line", "[lr]") {

@@ -148,3 +148,26 @@ TEST_CASE("a draw longer than the clocks hold is cut to kMaxDurationSeconds",
   for (int i = 0; i < 10'000'000; ++i) longest = std::max(longest, tail.next(0));
   CHECK(longest == kMaxDurationSeconds);
 }
+
+TEST_CASE("a job of Q local steps takes the sum of Q consecutive draws", "[straggler][sampler]") {
+  const auto p = profile_ok("exp:mean=10ms;w1=x3", 2);
+  const auto jobs = p.with_draws_per_job(3);
+  CHECK(jobs.draws_per_job() == 3);
+  CHECK(p.draws_per_job() == 1);
+  for (const int w : {0, 1}) {
+    const auto draws = stream(p, w, 7, 30);
+    const auto summed = stream(jobs, w, 7, 10);
+    for (std::size_t j = 0; j < summed.size(); ++j) {
+      CHECK(summed[j] == Approx(draws[3 * j] + draws[3 * j + 1] + draws[3 * j + 2]));
+    }
+  }
+  // A job is no longer one draw of the spec: the closed forms and MindFlayer's chance step
+  // aside; a constant sums exactly, and the timeout's bound scales.
+  CHECK(jobs.iid() == nullptr);
+  CHECK_FALSE(jobs.chance_within(0, 0.01).has_value());
+  CHECK(jobs.quantile_bound(0.999) == Approx(3 * p.quantile_bound(0.999)));
+  const auto fixed = profile_ok("const:2ms;w1=const:5ms", 2).with_draws_per_job(4);
+  REQUIRE(fixed.fixed_times().has_value());
+  CHECK(fixed.fixed_times()->at(0) == Approx(0.008));
+  CHECK(fixed.fixed_times()->at(1) == Approx(0.020));
+}

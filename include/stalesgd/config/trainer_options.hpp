@@ -29,14 +29,19 @@ enum class ServerPlacement {
 
 struct TrainerOptions {
   // --- Behaviour: what is trained, and by which rule.
-  std::string dataset = "mnist";               // mnist | fashion-mnist | cifar10
-  std::filesystem::path data_dir = "data";     // holds <dataset>/
-  ModelSpec model;                             // --model, --hidden, --l2
-  RuleSpec rule;                               // --rule, --k, --staleness-bound, --backups
-  int workers = 1;                             // P worker threads
-  bool workers_given = false;                  // --workers was set (CLI or file): --engine mpi
-                                               // checks it against the ranks it runs on
-  int batch = 32;                              // samples per minibatch gradient
+  std::string dataset = "mnist";            // mnist | fashion-mnist | cifar10
+  std::filesystem::path data_dir = "data";  // holds <dataset>/
+  ModelSpec model;                          // --model, --hidden, --l2
+  RuleSpec rule;                            // --rule, --k, --staleness-bound, --backups
+  int workers = 1;                          // P worker threads
+  bool workers_given = false;               // --workers was set (CLI or file): --engine mpi
+                                            // checks it against the ranks it runs on
+  int batch = 32;                           // samples per minibatch gradient
+  // Local SGD on the workers (FedBuff's clients, docs/rules.md "FedBuff"): with Q > 1 a job is
+  // Q steps of --local-lr on Q minibatches from the point the server sent, and delivers the
+  // change w - y_Q, which the server applies with --lr (the server step size). 1: a gradient.
+  int local_steps = 1;
+  double local_lr = 0.0;
   double lr = 0.05;                            // base learning rate (the cap lr_max for dutta:)
   std::string lr_rule = "fixed";               // see lr/learning_rate.hpp
   std::string delay = "none";                  // straggler spec (docs/stragglers.md)
@@ -99,6 +104,11 @@ struct TrainerOptions {
                                      // a log line every progress_every_s
   double progress_every_s = 10.0;    // seconds between progress log lines (and in run.log)
 };
+
+// Samples one job draws: --batch for each of its --local-steps.
+inline int job_samples(const TrainerOptions& o) {
+  return o.batch * o.local_steps;
+}
 
 // The virtual clock's limits (docs/cli.md, "The virtual clock"). It scores every snapshot at
 // once and in full, so a run takes at most kMaxVirtualEvaluations of them (--time / --eval-every,

@@ -52,6 +52,14 @@ class StragglerProfile {
   // replay a trace (MindFlayer as published divides by the expected count of gradients kept).
   std::optional<double> chance_within(int worker, double limit_s) const;
 
+  // This profile with each job's delay the sum of `draws` consecutive draws: a job of
+  // --local-steps Q minibatches takes each one's delay (docs/stragglers.md, "Local steps").
+  // With draws > 1 a job's delay is no longer one draw of the spec: iid(), fixed_times() and
+  // chance_within() say so (nullptr / nullopt) unless a constant sums exactly, and
+  // quantile_bound() bounds a job by draws times a draw's bound.
+  StragglerProfile with_draws_per_job(int draws) const;
+  int draws_per_job() const;
+
  private:
   friend class DelaySampler;
   explicit StragglerProfile(std::shared_ptr<const detail::ProfileState> state);
@@ -66,9 +74,10 @@ class DelaySampler {
   // Throws std::invalid_argument when worker is not in [0, profile.workers()) (a caller bug).
   DelaySampler(const StragglerProfile& profile, int worker, std::uint64_t run_seed);
 
-  // The next minibatch's delay in seconds, >= 0 and at most kMaxDurationSeconds (a longer draw
+  // The next job's delay in seconds, >= 0 and at most kMaxDurationSeconds (a longer draw
   // is cut to it: duration.hpp). now_s = seconds since the run started, when
-  // the minibatch starts; it selects the clauses in effect ("@30s" applies when now_s >= 30).
+  // the job starts; it selects the clauses in effect ("@30s" applies when now_s >= 30). A job
+  // of several draws (with_draws_per_job) takes each at the time the previous one ends.
   double next(double now_s);
 
   int worker() const { return worker_; }
@@ -79,6 +88,7 @@ class DelaySampler {
 
  private:
   std::shared_ptr<const detail::ProfileState> state_;
+  double draw(double now_s);  // one draw of the spec
   int worker_;
   Rng rng_;
   std::size_t segment_ = 0;              // cached timeline position: now_s rarely goes back
