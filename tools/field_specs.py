@@ -86,9 +86,23 @@ def knobs(docs):
                 return f"{fx(float(r['mean']), 4)} ± {fx(float(r['ci95_half_width']), 4)}"
 
             verdict = "—" if b is None else ("apart" if a["apart_from_next"] == "1" else "overlap")
-            text.append(f"| {p} | {rule} | {a['setting']} | {err(a)} | "
+            text.append(f"| {p} | {rule} | {a['setting'] or 'its formula: nothing to tune'} | {err(a)} | "
                         f"{b['setting'] if b else '—'} | {err(b) if b else '—'} | {verdict} | "
                         f"{a['at_edge'].replace(';', ', ') or '—'} |")
+    return "\n".join(text)
+
+
+def budget(docs):
+    """Runs per rule in the tuning: the first grid's, and those past its edges (tools/field_grid.py
+    widen), over the four profiles."""
+    rows = docs.rows(KNOBS)
+    first = {name: len(PROFILES) * 2 * field_grid.settings(knobs)
+             for name, _, knobs in field_grid.RULES}
+    text = ["| rule | runs in all | the first grid's | past its edges |", "|---|---:|---:|---:|"]
+    for rule in BEST_RULES:
+        runs = sum(int(r["seeds"]) for r in rows
+                   if r["run"].split(" | ", 1)[1] == rule and r["quantity"] == TUNED_QUANTITY)
+        text.append(f"| {rule} | {runs} | {first[rule]} | {runs - first[rule]} |")
     return "\n".join(text)
 
 
@@ -124,6 +138,7 @@ TABLES = {
                                  at="test_error<=0.12"),
     "field-tuned-auc": race(AUC, quantity="error_auc", at="time<=20", show=area),
     "field-knobs": ([KNOBS], knobs),
+    "field-budget": ([KNOBS], budget),
     "field-best": race(BEST, quantity="time_to_target", at="test_error<=0.12", bold=apart,
                        rules=BEST_RULES),
     "field-best-stays": race(BEST_STAYS, quantity="time_to_target_stays", at="test_error<=0.12",

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Picks each cell's setting (its rule's knobs and rate) from a grid race on a held-out split.
 
-usage: tools/tune_knobs.py RACE_DIR [--metric val_error] [--window 0.25] [--csv FILE]
+usage: tools/tune_knobs.py RACE_DIR... [--metric val_error] [--window 0.25] [--csv FILE]
 
-RACE_DIR is the --out folder of a race whose runs set `holdout` and sweep their rule's knobs
-(experiments/tune-the-field-knobs.toml, written by tools/field_grid.py): a run's label is its
+Each RACE_DIR is the --out folder of a race whose runs set `holdout` and sweep their rule's knobs
+(experiments/tune-the-field-knobs.toml, and the widening of its edges,
+experiments/tune-the-field-edges.toml, written by tools/field_grid.py); a cell's settings are
+those of every race given. A run's label is its
 cell ("exp | k-sync") followed by the setting the race's sweep gave it ("(k=2, lr=0.1)") and its
 seed. Each run is scored as tools/tune_lr.py scores it (the mean of METRIC over the last WINDOW of
 its time; none when it stopped short of its budget or a score is not finite); a setting's score
@@ -16,7 +18,8 @@ run (the cell), setting ("k=2, lr=0.1"), quantity, seeds, reached, mean, ci95_ha
 values, rank (1 for the chosen, 2 for the runner-up), chosen, apart_from_next (1 when the chosen
 setting's interval lies below the runner-up's, 0 when they overlap: the choice is then by the
 mean alone) and at_edge (the knobs whose chosen value is the smallest or largest of the cell's
-grid, ';'-separated: the grid should be widened past them). docs/the-field.md.
+grid, ';'-separated: the grid should be widened past them; a value at the knob's own bound is
+not an edge: K, S or B = 1, and K = P for the rules that take K <= P). docs/the-field.md.
 """
 
 import re
@@ -44,14 +47,28 @@ def sort_key(text):
         return (1, float(digits[-1]) if digits else 0.0, text)
 
 
-def tune(race_dir, metric, window):
+# The rules whose K is at most P (the others' S or B may exceed it).
+K_AT_MOST_P = {"k-sync", "k-batch-sync", "k-async", "k-batch-async", "fedbuff", "m-sync"}
+
+
+def at_bound(knob, value, config):
+    """Whether a knob's value is the least or largest its rule allows: no grid goes past it."""
+    if knob != "k":
+        return False
+    return value == "1" or (config.get("rule") in K_AT_MOST_P
+                            and value == str(config.get("workers")))
+
+
+def tune(race_dirs, metric, window):
     cells = {}
-    for run in load_runs([race_dir]):
+    configs = {}
+    for run in load_runs(race_dirs):
         if not run.config.get("holdout"):
             raise UsageError(f"{run.label!r} ran without a holdout; tune on held-out samples")
         cell, setting = split_label(re.sub(r" \(seed [0-9]+\)$", "", run.label))
         key = ", ".join(f"{k}={v}" for k, v in setting.items())
         cells.setdefault(cell, {}).setdefault(key, (setting, []))[1].append(run)
+        configs[cell] = run.config
     rows = []
     for cell, settings in cells.items():
         grid = {}
@@ -74,7 +91,8 @@ def tune(race_dir, metric, window):
         best = ranked[0]
         best[3]["chosen"] = 1
         edges = [k for k, v in best[2].items()
-                 if len(grid[k]) > 1 and v in (min(grid[k], key=sort_key), max(grid[k], key=sort_key))]
+                 if len(grid[k]) > 1 and not at_bound(k, v, configs[cell])
+                 and v in (min(grid[k], key=sort_key), max(grid[k], key=sort_key))]
         best[3]["at_edge"] = ";".join(edges)
         if len(ranked) > 1:
             nxt = ranked[1]

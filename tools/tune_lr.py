@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Picks each rule's learning rate from a grid race run on a held-out split.
 
-usage: tools/tune_lr.py RACE_DIR [--metric val_error] [--window 0.25] [--csv FILE]
+usage: tools/tune_lr.py RACE_DIR... [--metric val_error] [--window 0.25] [--csv FILE]
 
 RACE_DIR is the --out folder of a race whose runs set `holdout` (experiments/tune-*.toml: a
 `lr = [...]` sweep over a few rules, several seeds each). For every run the score is the mean of
@@ -45,8 +45,8 @@ def window_mean(run, metric, window):
     return float(picked.mean()) if picked.size and np.all(np.isfinite(picked)) else None
 
 
-def tune(race_dir, metric, window):
-    runs = load_runs([race_dir])
+def tune(race_dirs, metric, window):
+    runs = load_runs(race_dirs)
     cells = {}
     for run in runs:
         lr = run.config.get("lr")
@@ -82,11 +82,11 @@ def tune(race_dir, metric, window):
 
 
 def run_tuning(name, doc, argv, tune, line):
-    """A tuning tool's main (this one, tools/tune_knobs.py): RACE_DIR, --metric, --window and
-    --csv parsed; tune(race_dir, metric, window)'s rows printed one line(row) each (None: not
+    """A tuning tool's main (this one, tools/tune_knobs.py): RACE_DIR..., --metric, --window and
+    --csv parsed; tune(race_dirs, metric, window)'s rows printed one line(row) each (None: not
     printed) and written with --csv; a UsageError one line and status 1."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("race_dir", type=Path)
+    parser.add_argument("race_dirs", type=Path, nargs="+", metavar="RACE_DIR")
     parser.add_argument("--metric", default="val_error")
     parser.add_argument("--window", type=float, default=0.25,
                         help="the last fraction of each run's time that is scored")
@@ -95,7 +95,7 @@ def run_tuning(name, doc, argv, tune, line):
     if not 0.0 < args.window <= 1.0:
         parser.error("--window takes a fraction in (0, 1]")
     try:
-        rows = tune(args.race_dir, args.metric, args.window)
+        rows = tune(args.race_dirs, args.metric, args.window)
         for r in rows:
             if (text := line(r)) is not None:
                 print(text)
