@@ -56,6 +56,11 @@ range "a-b unit" counts). Such a sentence carries a claim marker, or says why it
 no CSV holds the numbers, ...); a no-claim marker that opens a paragraph or a list item (right
 after its "- ") covers all of it. One without either gets PAGE:LINE: comparison without a claim marker: "...".
 
+A table of measured numbers (a decimal, or a number with a unit, in a data row) is generated
+(between a table marker and its end) or marked on one of the three lines above it:
+  <!-- hand-typed: WHERE ITS NUMBERS COME FROM -->
+With --check, one with neither gets PAGE:LINE: a table of measured numbers neither generated ...
+
 --theory STALESGD first rewrites docs/data/paper-theory.csv, the seconds per iteration that
 `STALESGD theory --json` predicts for the delays the tables use (closed form and Monte Carlo;
 ignored with --check, which writes nothing).
@@ -376,6 +381,39 @@ def comparisons(text, problems, page):
                                 f"(<!-- claim: ... --> or <!-- no-claim: why -->): \"{shown}\"")
 
 
+HAND_TYPED = re.compile(r"<!-- hand-typed: \S.*? -->")
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+")  # a table cell's measured value, unit or not
+
+
+def hand_tables(text, problems, page):
+    """A line in problems per table of measured numbers (a decimal, or a number with a unit) that
+    is neither generated (between a
+    table marker and its end) nor marked <!-- hand-typed: WHY --> on one of the three lines
+    above it (where its numbers come from, and why no CSV holds them)."""
+    lines, found = split_doc(text)
+    generated = {i for _, start, end in found for i in range(start, end + 1)}
+    fence = False
+    for i, line in enumerate(lines):
+        if line.strip().startswith("```"):
+            fence = not fence
+        if fence or i in generated or not line.startswith("|"):
+            continue
+        if i > 0 and lines[i - 1].startswith("|"):
+            continue  # not a table's first row
+        rows = []
+        for row in lines[i:]:
+            if not row.startswith("|"):
+                break
+            rows.append(row)
+        if len(rows) < 3 or not re.match(r"^\|[\s:|-]+\|$", rows[1]):
+            continue
+        cells = [re.sub(r"`[^`]*`", "", row) for row in rows[2:]]
+        measured = sum(len(MEASURED.findall(c)) + len(DECIMAL.findall(c)) for c in cells)
+        if measured and not any(HAND_TYPED.search(above) for above in lines[max(0, i - 3):i]):
+            problems.append(f"{page}:{i + 1}: a table of measured numbers neither generated from "
+                            "a CSV nor marked <!-- hand-typed: where its numbers come from -->")
+
+
 # ---------------------------------------------------------------- theory
 
 
@@ -405,6 +443,7 @@ def pages(folder):
     """The Markdown pages under folder that hold a table or a claim marker."""
     return [p for p in sorted(folder.rglob("*.md"))
             if "<!-- table: " in (text := p.read_text()) or "<!-- claim: " in text]
+
 
 
 def paper_page(page, folder):
@@ -447,6 +486,7 @@ def main(argv):
         claims(text if args.check else new, docs, problems, page)  # the checked text's lines
         if args.check:
             comparisons(text, problems, page)
+            hand_tables(text, problems, page)
         if not args.check and new != text:
             page.write_text(new)
             print(page)

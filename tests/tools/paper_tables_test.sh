@@ -4,7 +4,8 @@
 # docs/data/ give and every claim marker holds (--check, exit 0); a number changed in a copy of
 # one CSV fails the check naming its page and table; intervals made to overlap fail it naming the
 # claim; a finding page gone fails it naming its table; a comparison sentence without a claim or
-# no-claim marker fails it naming its line, and so does a range claim the CSV does not give.
+# no-claim marker fails it naming its line, and so does a range claim the CSV does not give; a
+# table of measured numbers neither generated nor marked hand-typed fails naming its line.
 # And the fix behind
 # "—": a seed's value past its run's last snapshot is missing, and so is the mean over seeds
 # (tools/paper_runs.py), also end to end on a hand-written race of two seeds of unequal length.
@@ -125,6 +126,22 @@ printf '\n%s\n' "The K-of-P rules took 2.29-5.40 times as long as async <!-- cla
   >>"$tmp/docs/the-field.md"
 "$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/rg2.err" ||
   fail "a right range claim: --check exited $?: $(cat "$tmp/rg2.err")"
+# (f) A table of measured numbers typed by hand fails naming its page and line; marked
+# hand-typed (where its numbers come from) it passes; a table of words needs no marker.
+copy
+printf '\n%s\n%s\n%s\n' '| rule | s/it |' '|---|---:|' '| async | 0.0025 |' >>"$tmp/docs/the-field.md"
+line=$(($(wc -l <"$tmp/docs/the-field.md") - 2))
+status=0
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/ht.err" || status=$?
+[ "$status" -eq 1 ] &&
+  grep -q "^$tmp/docs/the-field.md:$line: a table of measured numbers neither generated" "$tmp/ht.err" ||
+  fail "an unmarked hand-typed table: status $status, want 1 naming the-field.md:$line: $(cat "$tmp/ht.err")"
+copy
+printf '\n%s\n\n%s\n%s\n%s\n' '<!-- hand-typed: a test -->' '| rule | s/it |' '|---|---:|' \
+  '| async | 0.0025 |' >>"$tmp/docs/the-field.md"
+printf '\n%s\n%s\n%s\n' '| rule | what |' '|---|---|' '| async | one gradient |' >>"$tmp/docs/the-field.md"
+"$python" tools/paper_tables.py --docs "$tmp/docs" --check >/dev/null 2>"$tmp/ht2.err" ||
+  fail "a marked hand-typed table and a table of words: --check exited $?: $(cat "$tmp/ht2.err")"
 # A finding's page gone: its table is held nowhere, and the check names it.
 copy
 rm "$tmp/docs/paper/finding-4-runtime-ratio.md"
