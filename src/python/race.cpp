@@ -1,0 +1,53 @@
+// stalesgd._core.race: an experiment file's runs into a folder, as `stalesgd race FILE --out DIR`
+// (docs/experiments.md); python/stalesgd/_race.py writes a dict as such a file first.
+#include <pybind11/stl.h>
+
+#include "output/folder_lock.hpp"
+#include "python/bindings.hpp"
+#include "stalesgd/experiment/experiment.hpp"
+#include "stalesgd/experiment/race.hpp"
+
+namespace stalesgd::python {
+
+namespace py = pybind11;
+
+void bind_race(py::module_& m) {
+  m.def(
+      "race",
+      [](const std::string& file, const std::vector<std::string>& set, const std::string& out,
+         int jobs, bool force, bool resume, bool progress,
+         const std::vector<std::string>& command_line) {
+        auto ex = load_experiment(file, set);
+        if (!ex) throw OptionError(ex.error().message);
+        if (jobs < 1) throw OptionError("--jobs must be at least 1");
+        if (auto s = FolderLock::check(out); !s) throw OptionError(s.error().message);
+        const auto existing = resume  ? ExistingOut::kResume
+                              : force ? ExistingOut::kOverwrite
+                                      : ExistingOut::kRefuse;
+        if (auto s = check_race_out(out, existing); !s) throw OptionError(s.error().message);
+        auto data = check_race(*ex);
+        if (!data) throw OptionError(data.error().message);
+        // One process per race folder for the whole race (docs/reliability.md).
+        auto lock = FolderLock::acquire(out);
+        if (!lock) throw OptionError(lock.error().message);
+        std::atomic<bool> interrupt{false};  // set by the interpreter's thread on Ctrl-C
+        Result<RaceOutcome> outcome = Error{""};
+        run_interruptible(
+            [&] {
+              outcome = run_race(*ex, std::move(data).value(), out, &interrupt, {},
+                                 RaceSettings{.resume = resume,
+                                              .rerun_changed = resume && force,
+                                              .jobs = jobs,
+                                              .progress = progress,
+                                              .command_line = command_line});
+            },
+            interrupt);
+        if (!outcome) throw OptionError(outcome.error().message);
+        return outcome->interrupted;
+      },
+      py::arg("file"), py::arg("set"), py::arg("out"), py::arg("jobs") = 1,
+      py::arg("force") = false, py::arg("resume") = false, py::arg("progress") = false,
+      py::arg("command_line") = std::vector<std::string>{});
+}
+
+}  // namespace stalesgd::python
