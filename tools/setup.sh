@@ -34,7 +34,8 @@ for g in "${groups[@]}"; do
     test)  want+=(clang-format strace tmux groff-base man-db iproute2 procps dataset-fashion-mnist
                   python3-pandas python3-sklearn curl chromium) ;;
     python) want+=(pybind11-dev python3-pybind11 python3-pytest python3-dev python3-numpy
-                   python3-pandas python3-setuptools python3-pip python3-venv python3-matplotlib) ;;
+                   python3-pandas python3-setuptools python3-wheel python3-pip python3-venv
+                   python3-matplotlib) ;;
     torch) want+=(libtorch-dev python3-torch python3-torchvision libopenblas0-pthread) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;

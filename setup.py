@@ -1,0 +1,55 @@
+"""Builds the extension module stalesgd._core with the project's CMake for `pip install .`
+(pyproject.toml; docs/python.md, "Installing"). The build tree is build-pip/ beside this file;
+STALESGD_CMAKE_ARGS adds configure arguments (e.g. -DSTALESGD_NATIVE=ON, which tools/build.sh
+uses: Eigen is several times faster with it), CMAKE_BUILD_PARALLEL_LEVEL the jobs (default 2)."""
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+
+
+class CMakeExtension(Extension):
+    def __init__(self, name):
+        super().__init__(name, sources=[])
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext):
+        build = ROOT / "build-pip"
+        configure = ["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                     "-DSTALESGD_PYTHON=ON", "-DSTALESGD_BUILD_TESTS=OFF",
+                     "-DSTALESGD_BUILD_BENCHMARKS=OFF", f"-DPython3_EXECUTABLE={sys.executable}"]
+        if shutil.which("ninja"):
+            configure += ["-G", "Ninja"]
+        if shutil.which("ccache"):
+            configure.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+            os.environ.setdefault("CCACHE_BASEDIR", str(ROOT))
+        configure += shlex.split(os.environ.get("STALESGD_CMAKE_ARGS", ""))
+        subprocess.run(configure, check=True)
+        jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
+        subprocess.run(["cmake", "--build", str(build), "--target", "stalesgd_python", "-j",
+                        jobs], check=True)
+        built = build / "python" / "stalesgd"
+        module = next(built.glob("_core*.so"), None)
+        if module is None:
+            sys.exit(f"setup.py: CMake built no {built}/_core*.so: is pybind11 installed "
+                     "(Debian's pybind11-dev, tools/setup.sh python)?")
+        target = Path(self.get_ext_fullpath(ext.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(module, target)
+        # --model torchscript:PATH's plugin, when the build has LibTorch (stalesgd/__init__.py).
+        plugin = built / "libstalesgd_torchscript.so"
+        if plugin.is_file():
+            shutil.copyfile(plugin, target.parent / plugin.name)
+
+
+setup(ext_modules=[CMakeExtension("stalesgd._core")], cmdclass={"build_ext": CMakeBuild},
+      options={"build": {"build_base": str(ROOT / "build-pip" / "setuptools")}})

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `pip install .` as a Python user installs stalesgd (docs/python.md, "Installing"): a fresh
+# venv with --system-site-packages, no network (--no-index, --no-build-isolation: Debian's
+# setuptools, wheel and pybind11), then a race from the installed package, from outside the
+# repository. The build tree is build-pip/ (ccache makes a rebuild quick).
+# usage: tests/python/pip_install_test.sh REPO
+set -euo pipefail
+repo=$(cd "${1:?usage: pip_install_test.sh REPO}" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "pip_install_test: $*" >&2; exit 1; }
+
+/usr/bin/python3 -m venv --system-site-packages "$tmp/venv" || fail "python3 -m venv failed (python3-venv)"
+start=$(date +%s)
+# -march=native as tools/build.sh builds, so that ccache shares the objects of build/.
+(cd "$repo" && STALESGD_CMAKE_ARGS="-DSTALESGD_NATIVE=ON ${STALESGD_CMAKE_ARGS:-}" \
+  "$tmp/venv/bin/pip" install --no-build-isolation --no-index --no-deps . >"$tmp/pip.log" 2>&1) ||
+  fail "pip install failed: $(tail -n 20 "$tmp/pip.log")"
+built=$(($(date +%s) - start))
+cd "$tmp"
+"$tmp/venv/bin/python" - "$repo/data" <<'PY' || fail "the installed package's race failed"
+import sys
+
+import stalesgd
+
+assert stalesgd.__file__.startswith(sys.prefix), f"stalesgd from {stalesgd.__file__}, not the venv"
+race = stalesgd.race({"model": "softmax", "workers": 4, "delay": "exp:mean=10ms",
+                      "clock": "virtual", "time": "0.5s", "data_dir": sys.argv[1],
+                      "run": [{"rule": "sync"}, {"rule": "k-async", "k": 2}]})
+assert list(race.results["rule"]) == ["sync", "k-async"], race.results
+assert (race.results["iterations"] > 10).all(), race.results
+print(race.results[["label", "iterations", "final_test_error"]].to_string(index=False))
+PY
+echo "pip_install_test: ok (pip install . in ${built} s, then a race from the venv)"
