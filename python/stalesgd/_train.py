@@ -27,6 +27,7 @@ def train(config=None, /, *, data=None, progress=None, **options):
     config: a dict of them, besides or instead of keyword arguments. out="DIR": the run's folder
     (kept), as `train --out`; without it the run goes to a temporary folder, removed once read.
     model: a model spec as --model takes it, or a torch.nn.Module (scripted into TorchScript).
+    delay: a delay spec, or per-worker arrays of durations in seconds (a trace, replayed).
     data: (x_train, y_train, x_test, y_test) NumPy arrays or a dict of them, instead of dataset.
     progress: a bar while it runs (default: on a terminal or in a notebook).
     Raises stalesgd.Error with the CLI's one-line message for a bad option; KeyboardInterrupt
@@ -41,6 +42,10 @@ def train(config=None, /, *, data=None, progress=None, **options):
             path, tmp = script_module(opts["model"], data)
             cleanup.append(tmp)
             opts["model"] = f"torchscript:{path}"
+        if "delay" in opts and not isinstance(opts["delay"], (str, os.PathLike)):
+            from ._trace import trace_file
+            opts["delay"], tmp = trace_file(opts["delay"])
+            cleanup.append(tmp)
         arrays = None
         if data is not None:
             if "dataset" in opts:

@@ -26,7 +26,8 @@ import stalesgd
 assert stalesgd.__file__.startswith(sys.prefix), f"stalesgd from {stalesgd.__file__}, not the venv"
 race = stalesgd.race({"model": "softmax", "workers": 4, "delay": "exp:mean=10ms",
                       "clock": "virtual", "time": "0.5s", "data_dir": sys.argv[1],
-                      "run": [{"rule": "sync"}, {"rule": "k-async", "k": 2}]})
+                      "run": [{"label": "sync", "rule": "sync"},
+                              {"label": "k-async K=2", "rule": "k-async", "k": 2}]})
 assert list(race.results["rule"]) == ["sync", "k-async"], race.results
 assert (race.results["iterations"] > 10).all(), race.results
 print(race.results[["label", "iterations", "final_test_error"]].to_string(index=False))

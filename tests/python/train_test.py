@@ -89,9 +89,11 @@ def test_ctrl_c_stops_the_run_with_its_outputs_written(tmp_path):
     options = dict(OPTIONS, clock="real", time="60s", delay="exp:mean=5ms")
     timer = threading.Timer(1.0, _thread.interrupt_main)
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        stalesgd.train(options, out=tmp_path / "cut", progress=False)
-    timer.cancel()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            stalesgd.train(options, out=tmp_path / "cut", progress=False)
+    finally:
+        timer.cancel()
     summary = json.loads((tmp_path / "cut" / "summary.json").read_text())
     assert summary["status"] == "interrupted" and summary["stop_reason"] == "interrupted"
     assert summary["wall_s"] < 30
@@ -110,3 +112,36 @@ def test_a_folder_holding_a_run_is_refused_as_by_the_cli(tmp_path, run_cli):
     with pytest.raises(stalesgd.Error) as e:
         stalesgd.train(OPTIONS, out=tmp_path / "a", progress=False)
     assert str(e.value) == stderr.strip().splitlines()[-1][len("stalesgd: error: "):]
+
+
+def test_a_delay_as_per_worker_arrays_is_a_trace(tmp_path):
+    import numpy as np
+    # Worker 1 is ten times slower: it delivers a tenth of the gradients.
+    delays = [np.full(5, 0.001), np.full(5, 0.01)]
+    options = dict(OPTIONS, workers=2, k=1, rule="async")
+    options["delay"] = delays
+    result = stalesgd.train(options, progress=False)
+    counts = result.gradients.groupby("worker").size()
+    assert 8 < counts[0] / counts[1] < 12, counts
+    with pytest.raises(stalesgd.Error, match=r"^delay: the workers' arrays have \[2, 3\]"):
+        stalesgd.train(dict(options, delay=[[0.1, 0.2], [0.1, 0.2, 0.3]]), progress=False)
+    with pytest.raises(stalesgd.Error, match=r"^delay: worker 0's durations hold -1.0"):
+        stalesgd.train(dict(options, delay=[[-1.0]]), progress=False)
+
+
+def test_ctrl_c_stops_a_race_and_the_next_call_runs(tmp_path):
+    experiment = {"model": "softmax", "workers": 2, "clock": "real", "time": "60s",
+                  "delay": "exp:mean=5ms",
+                  "run": [{"label": "sync", "rule": "sync"}, {"label": "async", "rule": "async"}]}
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            stalesgd.race(experiment, out=tmp_path / "race")
+    finally:
+        timer.cancel()
+    summary = json.loads((tmp_path / "race" / "sync" / "summary.json").read_text())
+    assert summary["status"] == "interrupted"
+    again = stalesgd.race(dict(experiment, clock="virtual", time="0.5s"), out=tmp_path / "race",
+                          force=True)
+    assert list(again.results["rule"]) == ["sync", "async"]
