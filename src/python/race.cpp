@@ -30,7 +30,9 @@ void bind_race(py::module_& m) {
         // One process per race folder for the whole race (docs/reliability.md).
         auto lock = FolderLock::acquire(out);
         if (!lock) throw OptionError(lock.error().message);
-        std::atomic<bool> interrupt{false};  // set by the interpreter's thread on Ctrl-C
+        // Set by the interpreter's thread on Ctrl-C, polled by the runs; relaxed, as it carries
+        // no data (as the CLI's flag, tools/cli/interrupt.cpp).
+        std::atomic<bool> interrupt{false};
         Result<RaceOutcome> outcome = Error{""};
         run_interruptible(
             [&] {

@@ -62,10 +62,6 @@ py::dict summary_of(const FolderRun& run) {
 }  // namespace
 
 void bind_train(py::module_& m) {
-  m.def("check_options", [](const Settings& settings) {
-    auto resolved = ResolvedRun::resolve(options_from_settings(settings));
-    if (!resolved) throw OptionError(resolved.error().message);
-  });
   m.def(
       "train",
       [](const Settings& settings, const std::vector<std::string>& command_line,
@@ -74,10 +70,8 @@ void bind_train(py::module_& m) {
         if (options.out_dir.empty()) throw OptionError("train: no folder to write the run into");
         if (!options.resume_dir.empty()) {
           throw OptionError(
-              "resume: give stalesgd.train(resume=DIR) to the CLI: stalesgd train --resume DIR");
-        }
-        if (options.checkpoint_every_s > 0.0 && options.out_dir.empty()) {
-          throw OptionError("--checkpoint-every needs --out DIR to write into");
+              "resume: stalesgd.train starts runs; continue one from its checkpoint with the "
+              "CLI: stalesgd train --resume DIR");
         }
         auto resolved = ResolvedRun::resolve(options);
         if (!resolved) throw OptionError(resolved.error().message);
@@ -98,7 +92,9 @@ void bind_train(py::module_& m) {
           d.test = split_from(t[2].cast<FloatArray>(), t[3].cast<LabelArray>(), image);
           data.emplace(std::move(d));
         }
-        std::atomic<bool> interrupt{false};  // set by the interpreter's thread on Ctrl-C
+        // Set by the interpreter's thread on Ctrl-C, polled by the run; relaxed, as it carries no
+        // data (as the CLI's flag, tools/cli/interrupt.cpp).
+        std::atomic<bool> interrupt{false};
         LatestProgress progress;
         Result<FolderRun> ran = Error{""};
         const RunFolderOptions folder{

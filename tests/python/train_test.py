@@ -145,3 +145,16 @@ def test_ctrl_c_stops_a_race_and_the_next_call_runs(tmp_path):
     again = stalesgd.race(dict(experiment, clock="virtual", time="0.5s"), out=tmp_path / "race",
                           force=True)
     assert list(again.results["rule"]) == ["sync", "async"]
+
+
+def test_progress_is_shown_while_it_runs(capsys):
+    # Without tqdm (Debian's python3-tqdm is not installed here) one line on stderr, rewritten.
+    options = dict(OPTIONS, clock="real", time="0.5s")
+    stalesgd.train(options, progress=True)
+    err = capsys.readouterr().err
+    assert err.startswith("\r") and "%  it " in err and err.endswith("\n"), err
+
+
+def test_resume_is_the_clis():
+    with pytest.raises(stalesgd.Error, match=r"^resume: stalesgd.train starts runs"):
+        stalesgd.train(OPTIONS, resume="runs/x", progress=False)
