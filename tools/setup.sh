@@ -12,8 +12,9 @@
 #          (tools/two_hosts.sh: network namespaces; pgrep), Fashion-MNIST, pandas for
 #          tools/load_race.py, scikit-learn for its digits in the npz test
 #          (tests/data/npz_user_test.py), curl and Chromium for the page's tests
-#   python: pybind11 for the Python package stalesgd (docs/python.md), pytest for its tests
-#          (tests/python/), python3-venv and pip for the offline `pip install .` test
+#   python: pybind11 for the Python package stalesgd (docs/python.md), tqdm for its progress
+#          bar, pytest for its tests (tests/python/), python3-venv, wheel and pip for the offline
+#          `pip install .` test
 #   torch: LibTorch for --model torchscript:PATH (docs/models.md), PyTorch for
 #          tools/export_model.py and torchvision for its resnet
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
@@ -35,7 +36,7 @@ for g in "${groups[@]}"; do
                   python3-pandas python3-sklearn curl chromium) ;;
     python) want+=(pybind11-dev python3-pybind11 python3-pytest python3-dev python3-numpy
                    python3-pandas python3-setuptools python3-wheel python3-pip python3-venv
-                   python3-matplotlib) ;;
+                   python3-tqdm python3-matplotlib) ;;
     torch) want+=(libtorch-dev python3-torch python3-torchvision libopenblas0-pthread) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;

@@ -13,7 +13,10 @@ class Progress:
         self.last = 0
         try:
             from tqdm.auto import tqdm
-            self.bar = tqdm(total=1000, desc=label or "stalesgd", unit="‰", leave=True)
+            # Per mille of the budget; no rate, which would be per mille per second.
+            self.bar = tqdm(total=1000, desc=label or "stalesgd", leave=True,
+                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}"
+                                       "{postfix}")
         except ImportError:
             pass
 
@@ -33,8 +36,12 @@ class Progress:
         sys.stderr.write(f"\r{self.label}{percent}{shown}   ")
         sys.stderr.flush()
 
-    def close(self):
+    def close(self, complete=False):
+        """complete: the run reached its budget, which the last sample (at most ten a second)
+        may not show."""
         if self.bar is not None:
+            if complete:
+                self.bar.update(1000 - self.last)
             self.bar.close()
         else:
             sys.stderr.write("\n")

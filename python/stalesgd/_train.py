@@ -61,11 +61,13 @@ def train(config=None, /, *, data=None, progress=None, **options):
         settings = _options.settings(opts)
         command_line = ["stalesgd.train"] + [f"{k}={v}" for k, v in settings]
         bar = Progress() if _progress_wanted(progress) else None
+        ended = None
         try:
             ended = _core.train(settings, command_line, arrays, bar)
         finally:
             if bar is not None:
-                bar.close()
+                bar.close(complete=ended is not None and
+                          ended["stop_reason"] in ("iterations", "time", "target-error"))
         result = read_run(opts["out"], dir_kept=kept)
         result.stop_reason = ended["stop_reason"]
         result.error = ended["error"]
