@@ -1,5 +1,6 @@
 // stalesgd._core.race: an experiment file's runs into a folder, as `stalesgd race FILE --out DIR`
 // (docs/experiments.md); python/stalesgd/_race.py writes a dict as such a file first.
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "output/folder_lock.hpp"
@@ -19,7 +20,10 @@ void bind_race(py::module_& m) {
          const std::vector<std::string>& command_line) {
         auto ex = load_experiment(file, set);
         if (!ex) throw OptionError(ex.error().message);
-        if (jobs < 1) throw OptionError("--jobs must be at least 1");
+        // As `race --jobs` checks it (tools/cli/race_args.cpp).
+        if (jobs < 1 || jobs > 1024) {
+          throw OptionError(fmt::format("--jobs {} is not a number of runs from 1 to 1024", jobs));
+        }
         if (auto s = FolderLock::check(out); !s) throw OptionError(s.error().message);
         const auto existing = resume  ? ExistingOut::kResume
                               : force ? ExistingOut::kOverwrite

@@ -67,7 +67,11 @@ void bind_train(py::module_& m) {
       [](const Settings& settings, const std::vector<std::string>& command_line,
          const py::object& arrays, const py::object& on_progress) {
         TrainerOptions options = options_from_settings(settings);
-        if (options.out_dir.empty()) throw OptionError("train: no folder to write the run into");
+        // As `train --out ''` is refused (tools/cli/train_args.cpp); without out= the package
+        // gives a temporary folder.
+        if (options.out_dir.empty()) {
+          throw OptionError("--out '' names no folder; give one, e.g. --out runs/a");
+        }
         if (!options.resume_dir.empty()) {
           throw OptionError(
               "resume: stalesgd.train starts runs; continue one from its checkpoint with the "

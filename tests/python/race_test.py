@@ -54,3 +54,13 @@ def test_a_bad_race_raises_the_cli_message(tmp_path, run_cli):
     assert not (tmp_path / "py").exists()
     with pytest.raises(stalesgd.Error, match="the experiment is a list"):
         stalesgd.race([1, 2])
+
+
+def test_jobs_out_of_range_is_the_cli_message(tmp_path, run_cli):
+    (tmp_path / "race.toml").write_text(toml_text(EXPERIMENT))
+    status, _, stderr = run_cli("race", "--config", str(tmp_path / "race.toml"), "--jobs", "0",
+                                "--out", str(tmp_path / "cli"), check=False)
+    assert status == 2
+    with pytest.raises(stalesgd.Error) as e:
+        stalesgd.race(tmp_path / "race.toml", jobs=0, out=tmp_path / "py")
+    assert str(e.value) == stderr.strip().splitlines()[-1][len("stalesgd: error: "):]

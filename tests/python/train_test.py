@@ -18,8 +18,13 @@ OPTIONS = {"model": "softmax", "rule": "k-async", "k": 2, "workers": 4,
 TABLES = ("updates.csv", "gradients.csv", "evals.csv", "workers.csv")
 
 
+# Keys that are flags of train's own, not race-file keys: the CLI takes them as flags.
+FLAGS = {"out", "force", "sequential", "no_progress", "save_model", "checkpoint_every"}
+
+
 def cli_args(options):
-    return [f"--set={k}={stalesgd._options.text(k, v)}" for k, v in options.items()]
+    return [f"--{k.replace('_', '-')}={v}" if k in FLAGS
+            else f"--set={k}={stalesgd._options.text(k, v)}" for k, v in options.items()]
 
 
 def test_virtual_clock_run_writes_the_cli_files(tmp_path, run_cli):
@@ -68,6 +73,7 @@ def test_keyword_options_and_config_merge():
     {"rule": "k-async", "k": 9, "workers": 4, "time": "1s"},  # a value the run refuses
     {"lr": [0.1, 0.2], "time": "1s"},             # a sweep
     {"clock": "virtual"},                          # no budget
+    {"out": "", "time": "1s"},                     # an empty folder name
 ])
 def test_a_bad_option_raises_the_cli_message(options, run_cli):
     status, _, stderr = run_cli("train", *cli_args(options), "--no-progress", check=False)
