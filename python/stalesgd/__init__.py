@@ -22,11 +22,11 @@ if _os.path.isfile(_plugin) and not _os.environ.get("STALESGD_TORCHSCRIPT_PLUGIN
 
 from ._errors import Error  # noqa: E402
 from ._load import LoadError, Race, Result, load, load_race
-from ._theory import theory
+from ._theory import fit, theory
 from ._train import train
 from ._race import race
 
-__all__ = ["Error", "LoadError", "Race", "Result", "load", "load_race", "race", "theory",
+__all__ = ["Error", "LoadError", "Race", "Result", "fit", "load", "load_race", "race", "theory",
            "train"]
 
 

@@ -15,3 +15,47 @@ def theory(config=None, /, *, samples=20000, **options):
     if not {"iterations", "time", "target_error"} & set(opts):
         opts["iterations"] = 1
     return core().predict_runtime(_options.settings(opts), int(samples))
+
+
+def fit(source):
+    """The delay families fitted to measured minibatch durations, as `stalesgd theory --fit`
+    fits them (docs/theory.md, "Fitted delays"): {"n", "mean_s", ..., "families": [...],
+    "chosen", "spec"}; theory(delay=fit(...)["spec"], ...) predicts from the fit.
+
+    source: a run folder (its gradients.csv's duration_s), a Result, or durations in seconds.
+    """
+    import os
+
+    if isinstance(source, (str, os.PathLike)):
+        durations = _durations_of(os.path.join(os.fspath(source), "gradients.csv"))
+    elif hasattr(source, "gradients"):
+        durations = source.gradients["duration_s"].tolist()
+    else:
+        try:
+            durations = [float(v) for v in source]
+        except (TypeError, ValueError) as e:
+            from ._errors import Error
+            raise Error(f"fit: give a run folder, a Result or durations in seconds ({e})") \
+                from None
+    return core().fit_delays(durations)
+
+
+def _durations_of(path):
+    # Python's float() reads the text exactly as the CLI's strtod does.
+    import csv
+
+    from ._errors import Error
+    try:
+        with open(path, newline="") as f:
+            rows = csv.reader(f)
+            header = next(rows, [])
+            if "duration_s" not in header:
+                raise Error(f"{path} has no duration_s column; give a run folder written by "
+                            "stalesgd train")
+            column = header.index("duration_s")
+            return [float(row[column]) for row in rows]
+    except OSError as e:
+        raise Error(f"cannot read {path} ({e.strerror}); give a run folder written by "
+                    "stalesgd train") from None
+    except (ValueError, IndexError):
+        raise Error(f"{path} is damaged; give a run folder written by stalesgd train") from None

@@ -1,9 +1,11 @@
-// stalesgd._core.theory: the runtime theory's prediction for a run's options, the one a run's
-// summary.json records (docs/theory.md).
+// stalesgd._core's theory: the runtime theory's prediction for a run's options, the one a run's
+// summary.json records, and the delay families fitted to measured durations, as `stalesgd theory
+// --fit` fits them (docs/theory.md).
 #include <pybind11/stl.h>
 
 #include "python/bindings.hpp"
 #include "stalesgd/config/resolved_run.hpp"
+#include "stalesgd/theory/delay_fit.hpp"
 #include "stalesgd/theory/runtime.hpp"
 
 namespace stalesgd::python {
@@ -38,6 +40,37 @@ void bind_theory(py::module_& m) {
         return d;
       },
       py::arg("settings"), py::arg("mc_iterations") = 20000);
+  m.def(
+      "fit_delays",
+      [](const std::vector<double>& durations) {
+        auto fit = fit_delays(durations);
+        if (!fit) throw OptionError(fit.error().message);
+        py::list families;
+        for (const auto& f : fit->families) {
+          py::dict d;
+          d["family"] = f.family;
+          d["fitted"] = f.fitted;
+          d["not_fitted"] = f.not_fitted;
+          py::dict parameters;
+          for (const auto& p : f.parameters) parameters[py::str(p.name)] = p.value;
+          d["parameters"] = parameters;
+          d["log_likelihood"] = f.log_likelihood;
+          d["aic"] = f.aic;
+          d["spec"] = f.spec;
+          families.append(d);
+        }
+        py::dict out;
+        out["n"] = fit->n;
+        out["mean_s"] = fit->mean_s;
+        out["min_s"] = fit->min_s;
+        out["median_s"] = fit->median_s;
+        out["max_s"] = fit->max_s;
+        out["families"] = families;
+        out["chosen"] = fit->best().family;
+        out["spec"] = fit->best().spec;
+        return out;
+      },
+      py::arg("durations"));
 }
 
 }  // namespace stalesgd::python
