@@ -23,7 +23,7 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        build = ROOT / "build-pip"
+        build = ROOT / "build-pip" / "cmake"
         configure = ["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
                      "-DSTALESGD_PYTHON=ON", "-DSTALESGD_BUILD_TESTS=OFF",
                      "-DSTALESGD_BUILD_BENCHMARKS=OFF", f"-DPython3_EXECUTABLE={sys.executable}"]
@@ -31,7 +31,10 @@ class CMakeBuild(build_ext):
             configure += ["-G", "Ninja"]
         if shutil.which("ccache"):
             configure.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
-            os.environ.setdefault("CCACHE_BASEDIR", str(ROOT))
+            # Paths hashed relative to this checkout, as tools/build.sh does, so that another
+            # checkout's (or build/'s) objects are hits; a base elsewhere would miss them all.
+            os.environ["CCACHE_BASEDIR"] = str(ROOT)
+            os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros,include_file_mtime")
         configure += shlex.split(os.environ.get("STALESGD_CMAKE_ARGS", ""))
         subprocess.run(configure, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
@@ -52,4 +55,6 @@ class CMakeBuild(build_ext):
 
 
 setup(ext_modules=[CMakeExtension("stalesgd._core")], cmdclass={"build_ext": CMakeBuild},
-      options={"build": {"build_base": str(ROOT / "build-pip" / "setuptools")}})
+      # Everything setuptools writes goes under build-pip/ too, none of it beside the sources.
+      options={"build": {"build_base": str(ROOT / "build-pip" / "setuptools")},
+               "egg_info": {"egg_base": str(ROOT / "build-pip")}})

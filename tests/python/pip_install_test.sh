@@ -2,7 +2,8 @@
 # `pip install .` as a Python user installs stalesgd (docs/python.md, "Installing"): a fresh
 # venv with --system-site-packages, no network (--no-index, --no-build-isolation: Debian's
 # setuptools, wheel and pybind11), then a race from the installed package, from outside the
-# repository. The build tree is build-pip/ (ccache makes a rebuild quick).
+# repository. It builds in a copy of the sources (build-pip/ there; ccache shares build/'s
+# objects).
 # usage: tests/python/pip_install_test.sh REPO
 set -euo pipefail
 repo=$(cd "${1:?usage: pip_install_test.sh REPO}" && pwd)
@@ -11,11 +12,18 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "pip_install_test: $*" >&2; exit 1; }
 
 /usr/bin/python3 -m venv --system-site-packages "$tmp/venv" || fail "python3 -m venv failed (python3-venv)"
+# A copy of the sources (tracked and new files, as a user's checkout has them), so that the
+# install writes nothing into the repository while other tests read it.
+mkdir "$tmp/src"
+(cd "$repo" && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t "$tmp/src") ||
+  fail "copying the sources failed"
 start=$(date +%s)
-# -march=native as tools/build.sh builds, so that ccache shares the objects of build/.
-(cd "$repo" && STALESGD_CMAKE_ARGS="-DSTALESGD_NATIVE=ON ${STALESGD_CMAKE_ARGS:-}" \
+# -march=native as tools/build.sh builds, so that ccache shares the objects of build/ (paths are
+# hashed relative to the checkout: setup.py sets CCACHE_BASEDIR).
+(cd "$tmp/src" && STALESGD_CMAKE_ARGS="-DSTALESGD_NATIVE=ON ${STALESGD_CMAKE_ARGS:-}" \
   "$tmp/venv/bin/pip" install --no-build-isolation --no-index --no-deps . >"$tmp/pip.log" 2>&1) ||
   fail "pip install failed: $(tail -n 20 "$tmp/pip.log")"
+[ ! -e "$tmp/src/python/stalesgd.egg-info" ] || fail "pip install wrote python/stalesgd.egg-info"
 built=$(($(date +%s) - start))
 cd "$tmp"
 "$tmp/venv/bin/python" - "$repo/data" <<'PY' || fail "the installed package's race failed"
