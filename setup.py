@@ -1,6 +1,8 @@
 """Builds the extension module stalesgd._core with the project's CMake for `pip install .`
-(pyproject.toml; docs/python.md, "Installing"). The build tree is build-pip/ beside this file;
-STALESGD_CMAKE_ARGS adds configure arguments (e.g. -DSTALESGD_NATIVE=ON, which tools/build.sh
+(pyproject.toml; docs/python.md, "Installing"). The build tree is build-pip/ beside this file,
+or STALESGD_BUILD_DIR, a tree the project's CMake configured already (build/ of tools/build.sh:
+pip then builds what is not yet built there, and configures nothing); STALESGD_CMAKE_ARGS adds
+configure arguments (e.g. -DSTALESGD_NATIVE=ON, which tools/build.sh
 uses: Eigen is several times faster with it), CMAKE_BUILD_PARALLEL_LEVEL the jobs (default 2)."""
 
 import os
@@ -23,7 +25,10 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        build = ROOT / "build-pip" / "cmake"
+        given = os.environ.get("STALESGD_BUILD_DIR") or None
+        build = Path(given).resolve() if given else ROOT / "build-pip" / "cmake"
+        if given and not (build / "CMakeCache.txt").is_file():
+            sys.exit(f"setup.py: STALESGD_BUILD_DIR={given} is not a configured CMake build tree")
         configure = ["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
                      "-DSTALESGD_PYTHON=ON", "-DSTALESGD_BUILD_TESTS=OFF",
                      "-DSTALESGD_BUILD_BENCHMARKS=OFF", f"-DPython3_EXECUTABLE={sys.executable}"]
@@ -36,7 +41,8 @@ class CMakeBuild(build_ext):
             os.environ["CCACHE_BASEDIR"] = str(ROOT)
             os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros,include_file_mtime")
         configure += shlex.split(os.environ.get("STALESGD_CMAKE_ARGS", ""))
-        subprocess.run(configure, check=True)
+        if not given:
+            subprocess.run(configure, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
         subprocess.run(["cmake", "--build", str(build), "--target", "stalesgd_python", "-j",
                         jobs], check=True)

@@ -2,11 +2,13 @@
 # `pip install .` as a Python user installs stalesgd (docs/python.md, "Installing"): a fresh
 # venv with --system-site-packages, no network (--no-index, --no-build-isolation: Debian's
 # setuptools, wheel and pybind11), then a race from the installed package, from outside the
-# repository. It builds in a copy of the sources (build-pip/ there; ccache shares build/'s
-# objects).
-# usage: tests/python/pip_install_test.sh REPO
+# repository. It installs from a copy of the sources; with BUILD (the suite's own build tree)
+# pip builds the module there (STALESGD_BUILD_DIR: nothing is left to compile), else in
+# build-pip/ of the copy, a second build of the library (about 8 minutes on 2 cores).
+# usage: tests/python/pip_install_test.sh REPO [BUILD]
 set -euo pipefail
-repo=$(cd "${1:?usage: pip_install_test.sh REPO}" && pwd)
+repo=$(cd "${1:?usage: pip_install_test.sh REPO [BUILD]}" && pwd)
+build_dir=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "pip_install_test: $*" >&2; exit 1; }
@@ -21,7 +23,7 @@ start=$(date +%s)
 # -march=native as tools/build.sh builds, so that ccache shares the objects of build/ (paths are
 # hashed relative to the checkout: setup.py sets CCACHE_BASEDIR).
 (cd "$tmp/src" && STALESGD_CMAKE_ARGS="-DSTALESGD_NATIVE=ON ${STALESGD_CMAKE_ARGS:-}" \
-  "$tmp/venv/bin/pip" install --no-build-isolation --no-index --no-deps . >"$tmp/pip.log" 2>&1) ||
+  STALESGD_BUILD_DIR="$build_dir" "$tmp/venv/bin/pip" install --no-build-isolation --no-index --no-deps . >"$tmp/pip.log" 2>&1) ||
   fail "pip install failed: $(tail -n 20 "$tmp/pip.log")"
 [ ! -e "$tmp/src/python/stalesgd.egg-info" ] || fail "pip install wrote python/stalesgd.egg-info"
 built=$(($(date +%s) - start))
