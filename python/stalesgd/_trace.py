@@ -1,0 +1,36 @@
+"""A delay profile given as per-worker arrays of durations (seconds): written as the trace file
+`trace:PATH` replays, one column per worker, one row per minibatch (docs/stragglers.md, "Trace
+files"; docs/python.md)."""
+
+import math
+import os
+import tempfile
+
+from ._errors import Error
+
+
+def trace_file(delays):
+    """(the delay spec "trace:PATH", its temporary folder to remove after the run)."""
+    try:
+        import numpy as np
+        columns = [np.asarray(c, dtype=np.float64).ravel() for c in
+                   (delays.T if isinstance(delays, np.ndarray) and delays.ndim == 2 else delays)]
+    except (TypeError, ValueError) as e:
+        raise Error(f"delay: per-worker durations in seconds, as a list of arrays or a 2-D array "
+                    f"(minibatches x workers), not {type(delays).__name__} ({e})") from None
+    if not columns or any(len(c) == 0 for c in columns):
+        raise Error("delay: give at least one duration for each worker")
+    if len({len(c) for c in columns}) != 1:
+        raise Error(f"delay: the workers' arrays have {sorted({len(c) for c in columns})} "
+                    "durations; give each worker as many (a trace's rows)")
+    for w, c in enumerate(columns):
+        bad = [v for v in c if not math.isfinite(v) or v < 0]
+        if bad:
+            raise Error(f"delay: worker {w}'s durations hold {bad[0]!r}; give seconds >= 0")
+    tmp = tempfile.mkdtemp(prefix="stalesgd-trace-")
+    path = os.path.join(tmp, "delays.csv")
+    with open(path, "w") as f:
+        f.write(",".join(f"w{w}[s]" for w in range(len(columns))) + "\n")
+        for row in zip(*columns):
+            f.write(",".join(repr(float(v)) for v in row) + "\n")
+    return f"trace:{path}", tmp

@@ -1,0 +1,23 @@
+"""docs/python.md's walk-through, run block by block in one namespace, as a reader would paste
+it into a notebook: its code cannot drift from the package (docs/python.md)."""
+
+import re
+
+from conftest import REPO
+
+
+def test_the_walk_through_runs(tmp_path, monkeypatch):
+    text = (REPO / "docs" / "python.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+    assert len(blocks) >= 5
+    # In a folder of its own, with the repository's data/ (where data_dir's default looks).
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").symlink_to(REPO / "data")
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, "docs/python.md", "exec"), namespace)
+    assert (tmp_path / "k-sweep.png").stat().st_size > 10000
+    table = namespace["table"]
+    assert list(table.index) == [1, 2, 4, 8]
+    # Larger K waits for more of the 8 workers: fewer, slower iterations.
+    assert table["seconds_per_iteration"].is_monotonic_increasing
