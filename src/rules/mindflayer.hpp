@@ -1,12 +1,13 @@
 // MindFlayer SGD (Maranjyan, Shaikh Omar & Richtarik, UAI 2025; docs/rules.md, "MindFlayer"):
-// for random compute times. In each round every worker makes B = --k attempts at the current
-// point, each abandoned at the worker's time limit (--time-limit) when it runs longer; a fresh
-// one starts on a new draw. The round ends when every live worker has spent its B attempts; the
-// update is the mean of the gradients that finished in time (a round where none did is a zero
-// step). Nothing is computed at an old point: staleness is always 0.
+// for random compute times. In each round every worker i makes B_i attempts at the current
+// point (B = --k for every worker, --attempts 'w3=4' another B for some), each abandoned at the
+// worker's time limit (--time-limit) when it runs longer; a fresh one starts on a new draw.
+// The round ends when every live worker has spent its B_i attempts; the update is the mean of
+// the gradients that finished in time (a round where none did is a zero step). Nothing is
+// computed at an old point: staleness is always 0.
 //
 // Two forms of the update: as published (`mindflayer`), the sum of the kept gradients divided
-// by their expected count, sum_i P(X_i <= t_i) B over the live workers, which makes it an
+// by their expected count, sum_i P(X_i <= t_i) B_i over the live workers, which makes it an
 // unbiased estimate of the gradient and needs each worker's delay distribution; and the
 // project's variant (`mindflayer-kept`), divided by the count kept, as Rennala's mean is, for a
 // server that does not know the distributions.
@@ -23,7 +24,8 @@ class MindFlayer final : public Rule {
  public:
   // `published`: divide by the expected count of kept gradients (use_delays gives it), else by
   // the count kept.
-  MindFlayer(int workers, int attempts, std::vector<double> limits, bool published);
+  // `attempts`: each worker's B_i; `limits`: each worker's t_i in seconds.
+  MindFlayer(std::vector<int> attempts, std::vector<double> limits, bool published);
   std::string_view name() const override { return published_ ? "mindflayer" : "mindflayer-kept"; }
   bool synchronous() const override { return true; }
   // Nobody computes when a round ends, so nothing is cut (the workers keep their own timers).
@@ -41,9 +43,10 @@ class MindFlayer final : public Rule {
   int used(int worker) const { return used_[static_cast<std::size_t>(worker)]; }
 
  private:
-  // B may exceed P: a round holds up to P * B gradients.
-  std::int64_t most_pending() const override { return static_cast<std::int64_t>(workers_) * k_; }
+  // B may exceed P: a round holds up to sum_i B_i gradients.
+  std::int64_t most_pending() const override;
   bool complete() const;
+  std::vector<int> attempts_;   // B_i, per worker
   std::vector<double> limits_;  // seconds, per worker
   std::vector<int> used_;
   std::vector<bool> live_;

@@ -29,6 +29,7 @@ inline const std::map<std::string, std::pair<std::string, std::string>>& samples
       {"local-steps", {"4", "4"}},
       {"local-lr", {"0.125", "0.125"}},
       {"time-limit", {"30ms;w1=90ms", "\"30ms;w1=90ms\""}},
+      {"attempts", {"w1=3", "\"w1=3\""}},
       {"partition", {"dirichlet:0.5", "\"dirichlet:0.5\""}},
       {"plugin", {"/tmp/a.so:/tmp/b.so", "\"/tmp/a.so:/tmp/b.so\""}},
       {"batch", {"64", "64"}},

@@ -15,12 +15,13 @@ using namespace stalesgd::test;
 TEST_CASE("local steps: the job's change is Q SGD steps on consecutive minibatches",
           "[model][local_steps]") {
   const Dataset& data = mnist();
-  auto made = make_model(ModelSpec{.name = "softmax"}, data.train.shape, data.num_classes);
+  ModelSpec softmax;
+  softmax.name = "softmax";
+  auto made = make_model(softmax, data.train.shape, data.num_classes);
   REQUIRE(made);
   const Model& plain = **made;
-  auto local = make_local_steps(
-      make_model(ModelSpec{.name = "softmax"}, data.train.shape, data.num_classes).value(), 3, 0.1,
-      data.train.dim());
+  auto local = make_local_steps(make_model(softmax, data.train.shape, data.num_classes).value(), 3,
+                                0.1, data.train.dim());
   std::vector<float> w(plain.num_params());
   plain.init_params(w, 5);
   MinibatchSampler jobs(data.train, 3 * 16, 9);

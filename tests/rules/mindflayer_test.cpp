@@ -9,6 +9,7 @@
 #include "rules/mindflayer_replay.hpp"
 #include "rules/protocol_test_util.hpp"
 #include "rules/rule_test_util.hpp"
+#include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/straggler/time_limit.hpp"
 
@@ -99,6 +100,59 @@ TEST_CASE("mindflayer: B attempts per worker, the round ends when every worker s
   CHECK((!d.accept && d.apply));
 }
 
+TEST_CASE("mindflayer: --attempts gives a worker its own B, in the round and in the divisor",
+          "[rules]") {
+  RuleSpec spec{"mindflayer", 1};
+  spec.params.set("time-limit", std::string("10ms"));
+  spec.params.set("attempts", std::string("w1=3"));
+  auto config = resolve_rule(spec, 2);
+  REQUIRE(config.ok());
+  auto r = make_rule(*config);
+  CHECK(r->budget(0).attempts == 1);
+  CHECK(r->budget(1).attempts == 3);
+  CHECK(attempt(*r, 0, 1, false).next == AfterPush::kWait);  // worker 0 spent its one
+  CHECK_FALSE(attempt(*r, 1, 1, false).apply);               // worker 1 has two left
+  CHECK_FALSE(attempt(*r, 1, 1, true).apply);
+  CHECK(attempt(*r, 1, 1, false).apply);  // its third: the round is done
+  // As published: divided by sum_i P(X_i <= t_i) B_i = 1 * 1 + 0.5 * 3 (uniform 0-20 ms).
+  r->use_delays(StragglerProfile::parse("const:5ms;w1=uniform:0ms..20ms", 2).value());
+  CHECK(r->update_divisor(2) == Approx(1.0 + 0.5 * 3));
+  // More workers keep the others' B_i and give the new ones --k.
+  const auto& info = *find_rule("mindflayer");
+  auto wider = info.at_workers(*config, 4);
+  REQUIRE(wider.ok());
+  auto w4 = make_rule(*wider);
+  CHECK(w4->budget(1).attempts == 3);
+  CHECK(w4->budget(3).attempts == 1);
+  auto narrower = info.at_workers(*config, 1);
+  REQUIRE(narrower.ok());
+  CHECK_FALSE(narrower->params.has("attempts"));  // worker 1's override left with it
+}
+
+TEST_CASE("mindflayer with per-worker B keeps exactly each worker's attempts within its limit",
+          "[rules][engine]") {
+  const auto engine = GENERATE(from_range(in_process_engines()));
+  INFO(engine.describe());
+  auto o = quick_options("mindflayer-kept", 3, 1, "exp:mean=10ms");
+  o.rule.params.set("time-limit", std::string("8ms"));
+  o.rule.params.set("attempts", std::string("w1=3;w2=2"));
+  o.iterations = 30;
+  engine.apply(o);
+  const auto run = run_ok(o);
+  REQUIRE(run.updates.size() == 30);
+  const auto kept = mindflayer_kept(o.delay, o.seed, {0.008, 0.008, 0.008}, {1, 3, 2}, 30);
+  std::map<std::pair<std::uint64_t, int>, int> recorded;
+  for (const auto& g : run.gradients) ++recorded[{g.iteration, g.worker}];
+  CHECK(recorded == kept);
+  // Worker 1 kept more gradients than worker 0, which makes one attempt a round.
+  int by0 = 0, by1 = 0;
+  for (const auto& [key, n] : kept) {
+    if (key.second == 0) by0 += n;
+    if (key.second == 1) by1 += n;
+  }
+  CHECK(by1 > by0);
+}
+
 TEST_CASE("mindflayer: the protocol holds a spent worker and restarts everyone at the update",
           "[rules]") {
   RuleSpec spec{"mindflayer", 1};
@@ -162,6 +216,13 @@ TEST_CASE("mindflayer: a missing or bad B or time limit is one line and exit 2",
       {{"--rule", "mindflayer", "--k", "2", "--time-limit", "10"}, "write 10ms"},
       {{"--rule", "mindflayer", "--k", "2", "--time-limit", "soon"}, "--time-limit 'soon'"},
       {{"--rule", "mindflayer", "--k", "2", "--time-limit", "10ms;w5=1ms"}, "worker 5"},
+      {{"--rule", "mindflayer", "--k", "2", "--time-limit", "10ms", "--attempts", "w0=0"},
+       "--attempts 'w0=0': clause 'w0=0': B must be an integer >= 1"},
+      {{"--rule", "mindflayer", "--k", "2", "--time-limit", "10ms", "--attempts", "w1"},
+       "no '='; write <workers>=<B>"},
+      {{"--rule", "mindflayer", "--k", "2", "--time-limit", "10ms", "--attempts", "w7=2"},
+       "worker 7"},
+      {{"--rule", "async", "--attempts", "w1=2"}, "mindflayer and mindflayer-kept only"},
       {{"--rule", "async", "--time-limit", "10ms"}, "mindflayer and mindflayer-kept only"},
       // As published it needs each worker's delay distribution: not a trace, not a change.
       {{"--rule", "mindflayer", "--k", "2", "--time-limit", "10ms", "--workers", "2", "--delay",
