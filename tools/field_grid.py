@@ -182,6 +182,7 @@ LADDERS = {
     "time_limit": ["2.5ms", "3.5ms", "5ms", "7ms", "10ms", "14ms", "20ms", "28ms", "40ms"],
     "lr_rule": [f"delay-adaptive:c={c}" for c in (1, 2, 8, 32, 128, 512)],
 }
+# The rules whose K is at most P (the others' S or B may exceed it); tools/tune_knobs.py's too.
 K_AT_MOST_P = {"k-sync", "k-batch-sync", "k-async", "k-batch-async", "fedbuff", "m-sync"}
 WORKERS = 8
 

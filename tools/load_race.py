@@ -10,17 +10,7 @@ As a module (tools/ on sys.path, e.g. `sys.path.insert(0, "tools")` from the rep
     race = load_race("runs/quickstart")        # race.runs, race.snapshots
     race = load_race("runs/x", updates=True)   # also race.updates (gradients=True: .gradients)
 
-runs       one row per run, in results.csv's order: every results.csv column by its name,
-           `status` (summary.json's, `running` until the run ends or for one killed;
-           `unfinished`: no summary.json, `missing`: no folder), `group` (the label without its
-           seed suffix), `config.KEY` per key of summary.json's config, `summary.KEY` for the
-           rest (nested keys joined by dots; a list becomes one text value, hidden = [256, 128]
-           -> "256,128", or its JSON text if an item is a list, an object or a string holding
-           a comma), so every cell is a scalar
-snapshots  one row per evals.csv row of every run, with label, slug, group and the config.*
-           columns of its run
-updates, gradients   one row per updates.csv / gradients.csv row with label, slug and group
-           (merge with `runs` on slug for more): only on request, gradients.csv can be large
+The tables (runs, snapshots, updates, gradients) are described in python/stalesgd/_load.py.
 
 Columns are read by name, so columns that results.csv or summary.json gain appear as they
 are (a results.csv column named group or status as results.group, results.status). DIR may

@@ -25,6 +25,7 @@ not an edge: K, S or B = 1, and K = P for the rules that take K <= P). docs/the-
 import re
 import sys
 
+from field_grid import K_AT_MOST_P
 from paper_runs import UsageError, load_runs, shown, summary_row
 from tune_lr import run_tuning, window_mean
 
@@ -45,10 +46,6 @@ def sort_key(text):
     except ValueError:
         digits = re.findall(r"[0-9.]+", text)
         return (1, float(digits[-1]) if digits else 0.0, text)
-
-
-# The rules whose K is at most P (the others' S or B may exceed it).
-K_AT_MOST_P = {"k-sync", "k-batch-sync", "k-async", "k-batch-async", "fedbuff", "m-sync"}
 
 
 def at_bound(knob, value, config):

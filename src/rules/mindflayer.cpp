@@ -132,10 +132,7 @@ Result<std::vector<int>> parse_attempts(const RuleSpec& spec, int workers) {
   const auto fail = [&](std::string_view clause, const std::string& why) {
     return Error{fmt::format("--attempts '{}': clause '{}': {}", text, clause, why)};
   };
-  std::string_view rest = text;
-  while (true) {
-    const auto semi = rest.find(';');
-    const std::string_view c = rest.substr(0, semi);
+  for (const std::string_view c : spec::split(text, ';')) {
     const auto eq = c.find('=');
     if (eq == std::string_view::npos) {
       return fail(c, "no '='; write <workers>=<B>, e.g. w3=4 or w0-3=1 (--k is every other's B)");
@@ -149,8 +146,6 @@ Result<std::vector<int>> parse_attempts(const RuleSpec& spec, int workers) {
       return fail(c, "B must be an integer >= 1");
     }
     for (int w = target->first; w <= target->second; ++w) b[static_cast<std::size_t>(w)] = n;
-    if (semi == std::string_view::npos) break;
-    rest = rest.substr(semi + 1);
   }
   return b;
 }

@@ -86,6 +86,7 @@ inline long num(const std::map<std::string, std::string>& row, const std::string
 struct Gradient {
   long worker;
   long staleness;
+  double duration_s;  // its minibatch's assignment to the push's receipt
 };
 
 // A finished run's records, by update.
@@ -105,8 +106,10 @@ struct Run {
 inline Run read_run(const std::filesystem::path& dir) {
   Run run;
   for (const auto& g : read_csv(dir / "gradients.csv")) {
-    run.by_update[num(g, "iteration")].push_back({num(g, "worker"), num(g, "staleness")});
-    CHECK(std::stod(g.at("duration_s")) > 0.0);
+    const double duration_s = std::stod(g.at("duration_s"));
+    run.by_update[num(g, "iteration")].push_back(
+        {num(g, "worker"), num(g, "staleness"), duration_s});
+    CHECK(duration_s > 0.0);
   }
   run.updates = read_csv(dir / "updates.csv");
   run.workers = read_csv(dir / "workers.csv");
