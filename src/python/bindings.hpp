@@ -13,6 +13,7 @@
 #include <pybind11/pybind11.h>
 
 #include "stalesgd/config/trainer_options.hpp"
+#include "stalesgd/data/dataset.hpp"
 
 namespace stalesgd::python {
 
@@ -36,6 +37,9 @@ TrainerOptions options_from_settings(const Settings& settings);
 // each tick. `work`'s exception is rethrown here.
 void run_interruptible(const std::function<void()>& work, std::atomic<bool>& interrupt,
                        const std::function<void()>& poll = {});
+
+// The data set of the arrays python/stalesgd/_data.py's arrays_of returns, named `name`.
+Dataset dataset_from_arrays(const pybind11::object& arrays, const std::string& name);
 
 void bind_train(pybind11::module_& m);
 void bind_race(pybind11::module_& m);

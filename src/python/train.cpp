@@ -1,12 +1,10 @@
 // stalesgd._core.train: one run into a folder, as `stalesgd train --out DIR` writes it
 // (run_into_folder, which the CLI's train and every race run share), from options given as the
 // CLI's --set texts and the data set named by them or given as NumPy arrays (docs/python.md).
-#include <cstring>
 #include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
-#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include "python/bindings.hpp"
@@ -19,9 +17,6 @@ namespace stalesgd::python {
 namespace {
 
 namespace py = pybind11;
-
-using FloatArray = py::array_t<float, py::array::c_style>;
-using LabelArray = py::array_t<std::uint8_t, py::array::c_style>;
 
 // The latest progress sample, handed from the run's supervisor thread to the interpreter's.
 class LatestProgress : public ProgressSink {
@@ -39,18 +34,6 @@ class LatestProgress : public ProgressSink {
   std::mutex mu_;
   std::optional<ProgressSample> latest_;  // guarded by mu_
 };
-
-// A split from arrays python/stalesgd/_data.py checked: x (N, dim) float32, y (N,) uint8.
-Split split_from(const FloatArray& x, const LabelArray& y, const ImageShape& shape) {
-  Split s;
-  s.shape = shape;
-  s.count = static_cast<std::size_t>(y.shape(0));
-  s.features.resize(s.count * shape.dim());
-  s.labels.resize(s.count);
-  std::memcpy(s.features.data(), x.data(), s.features.size() * sizeof(float));
-  std::memcpy(s.labels.data(), y.data(), s.labels.size());
-  return s;
-}
 
 py::dict summary_of(const FolderRun& run) {
   py::dict d;
@@ -85,16 +68,7 @@ void bind_train(py::module_& m) {
           if (!loaded) throw OptionError(loaded.error().message);
           data.emplace(std::move(loaded).value());
         } else {
-          // (x_train, y_train, x_test, y_test, (C, H, W), num_classes), checked in Python.
-          const auto t = arrays.cast<py::tuple>();
-          const auto shape = t[4].cast<std::tuple<int, int, int>>();
-          const ImageShape image{std::get<0>(shape), std::get<1>(shape), std::get<2>(shape)};
-          Dataset d;
-          d.name = resolved->options().dataset;
-          d.num_classes = t[5].cast<int>();
-          d.train = split_from(t[0].cast<FloatArray>(), t[1].cast<LabelArray>(), image);
-          d.test = split_from(t[2].cast<FloatArray>(), t[3].cast<LabelArray>(), image);
-          data.emplace(std::move(d));
+          data.emplace(dataset_from_arrays(arrays, resolved->options().dataset));
         }
         // Set by the interpreter's thread on Ctrl-C, polled by the run; relaxed, as it carries no
         // data (as the CLI's flag, tools/cli/interrupt.cpp).
