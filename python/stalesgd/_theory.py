@@ -1,15 +1,37 @@
 """stalesgd.theory: the runtime theory's expected seconds per iteration for a run's options,
-the prediction a run's summary.json records and `stalesgd theory` prints (docs/theory.md)."""
+the prediction a run's summary.json records and `stalesgd theory` prints; with error=True the
+error bounds at wallclock budgets, as `stalesgd theory --error --json` prints them
+(docs/theory.md)."""
+
+import numbers
 
 from . import _options
-from ._errors import core
+from ._errors import Error, core
+
+# theory(error=True)'s own keywords, with their defaults (`theory --error`'s flags).
+_ERROR_ONLY = {"budgets": None, "constants_samples": 0, "optimum_epochs": 30, "p0": None,
+               "gamma": None, "data": None}
 
 
-def theory(config=None, /, *, samples=20000, **options):
+def theory(config=None, /, *, samples=20000, error=False, **options):
     """{"seconds_per_iteration", "method", "formula", "upper_bound", "monte_carlo"} for these run options
     (rule, k, workers, delay, ...), or None where the theory has no value (sequential runs,
     delays without a positive mean). samples: the Monte Carlo's iterations where no closed
-    form is exact."""
+    form is exact.
+
+    error=True: the predicted excess loss E[F(w)] - F* at wallclock budgets, as `stalesgd
+    theory --error --json` prints it: {"constants": {...}, "rules": [one per K], "budgets":
+    [{"seconds", "errors", "best_k"}]} (docs/theory.md, "Error"). The rule is k-sync and K
+    is swept over 1, 2, 4, ..., P unless rule= or k= is given; model="softmax" with l2 > 0.
+    Its own keywords: budgets (seconds, or durations such as "10s"), constants_samples,
+    optimum_epochs, p0, gamma, and data= (NumPy arrays, as train takes them).
+    """
+    own = {k: options.pop(k) for k in list(options) if k in _ERROR_ONLY}
+    if error:
+        return _error(config, samples, {**_ERROR_ONLY, **own}, options)
+    if own:
+        first = next(iter(own))
+        raise Error(f"theory: {first}= belongs to the error bounds; give error=True with it")
     opts = _options.merged(config, options, "theory")
     # A run needs a budget to be valid; the prediction does not depend on it.
     if not {"iterations", "time", "target_error"} & set(opts):
@@ -59,3 +81,30 @@ def _durations_of(path):
                     "stalesgd train") from None
     except (ValueError, IndexError):
         raise Error(f"{path} is damaged; give a run folder written by stalesgd train") from None
+
+
+def _error(config, samples, own, options):
+    opts = _options.merged(config, options, "theory")
+    arrays = None
+    if own["data"] is not None:
+        if "dataset" in opts:
+            raise Error("theory: data= and dataset= exclude each other; give one")
+        from ._data import arrays_of
+        arrays = arrays_of(own["data"])
+    budgets = own["budgets"]
+    if budgets is None:
+        budgets = []
+    elif isinstance(budgets, (str, numbers.Real)):
+        budgets = [budgets]
+    texts = []
+    for b in budgets:
+        if isinstance(b, numbers.Real) and not isinstance(b, bool):
+            texts.append(f"{float(b)!r}s")
+        elif isinstance(b, str):
+            texts.append(b)
+        else:
+            raise Error(f"budgets: a {type(b).__name__} is no budget; give seconds or durations "
+                        "like '10s'")
+    return core().predict_errors(_options.settings(opts), arrays, texts, int(samples),
+                                 int(own["constants_samples"]), int(own["optimum_epochs"]),
+                                 own["p0"], own["gamma"])

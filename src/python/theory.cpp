@@ -1,18 +1,97 @@
 // stalesgd._core's theory: the runtime theory's prediction for a run's options, the one a run's
-// summary.json records, and the delay families fitted to measured durations, as `stalesgd theory
+// summary.json records; the error bounds at wallclock budgets, as `stalesgd theory --error
+// --json` prints them; and the delay families fitted to measured durations, as `stalesgd theory
 // --fit` fits them (docs/theory.md).
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "python/bindings.hpp"
+#include "rules/reference_rules.hpp"
 #include "stalesgd/config/resolved_run.hpp"
+#include "stalesgd/data/catalog.hpp"
+#include "stalesgd/straggler/duration.hpp"
 #include "stalesgd/theory/delay_fit.hpp"
+#include "stalesgd/theory/error_prediction.hpp"
 #include "stalesgd/theory/runtime.hpp"
+#include "theory/error_prediction_json.hpp"
 
 namespace stalesgd::python {
 
 namespace py = pybind11;
 
+namespace {
+
+bool given(const Settings& settings, std::string_view key) {
+  return std::any_of(settings.begin(), settings.end(),
+                     [&](const auto& s) { return s.first == key; });
+}
+
+// The request `theory --error` builds from its flags, from the option table's keys: the rule is
+// K-sync and K is swept unless given, as there.
+ErrorRequest error_request(const Settings& settings, const std::vector<std::string>& budgets) {
+  const TrainerOptions o = options_from_settings(settings);
+  ErrorRequest q;
+  q.rule = given(settings, "rule") ? o.rule : first_k_rule(0);
+  if (!given(settings, "k")) q.rule.k = 0;
+  q.workers = o.workers;
+  q.delay = o.delay;
+  q.delay_mode = o.delay_mode;
+  q.seed = o.seed;
+  q.model = o.model;
+  q.lr = o.lr;
+  q.batch = o.batch;
+  for (const auto& text : budgets) {
+    auto d = parse_duration(text);
+    if (!d || !(*d > 0.0)) {
+      throw OptionError(
+          fmt::format("budgets: '{}' is not a positive duration; give seconds or "
+                      "durations like 1s, 10s, 60s",
+                      text));
+    }
+    q.budgets.push_back(*d);
+  }
+  return q;
+}
+
+}  // namespace
+
 void bind_theory(py::module_& m) {
+  m.def(
+      "predict_errors",
+      [](const Settings& settings, const py::object& arrays,
+         const std::vector<std::string>& budgets, std::uint64_t samples,
+         std::size_t constants_samples, int optimum_epochs, std::optional<double> p0,
+         std::optional<double> gamma) -> py::object {
+        ErrorRequest q = error_request(settings, budgets);
+        q.samples = samples;
+        q.constants_samples = constants_samples;
+        q.optimum_epochs = optimum_epochs;
+        q.p0 = p0;
+        q.gamma = gamma;
+        if (auto s = check_error_request(q); !s) throw OptionError(s.error().message);
+        const TrainerOptions o = options_from_settings(settings);
+        std::optional<Dataset> data;
+        if (arrays.is_none()) {
+          auto loaded = load_dataset(o.dataset, o.data_dir);
+          if (!loaded) throw OptionError(loaded.error().message);
+          data.emplace(std::move(loaded).value());
+        } else {
+          data.emplace(dataset_from_arrays(arrays, "npz:(numpy arrays)"));
+        }
+        Result<ErrorPrediction> p = Error{""};
+        {
+          const py::gil_scoped_release release;
+          p = predict_errors(q, *data);
+        }
+        if (!p) throw OptionError(p.error().message);
+        // The CLI's JSON, read by Python's own parser: the same keys and values.
+        return py::module_::import("json").attr("loads")(error_prediction_json(*p).dump());
+      },
+      py::arg("settings"), py::arg("arrays"), py::arg("budgets"), py::arg("samples"),
+      py::arg("constants_samples"), py::arg("optimum_epochs"), py::arg("p0"), py::arg("gamma"));
   m.def(
       "predict_runtime",
       [](const Settings& settings, std::uint64_t mc_iterations) -> py::object {

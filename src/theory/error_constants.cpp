@@ -1,5 +1,5 @@
 // Estimates c, L, sigma^2, w*, F* and F(w_0) for the error bounds; error_constants.hpp.
-#include "theory/error_constants.hpp"
+#include "stalesgd/theory/error_constants.hpp"
 
 #include <algorithm>
 #include <cmath>

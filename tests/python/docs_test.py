@@ -21,3 +21,6 @@ def test_the_walk_through_runs(tmp_path, monkeypatch):
     assert list(table.index) == [1, 2, 4, 8]
     # Larger K waits for more of the 8 workers: fewer, slower iterations.
     assert table["seconds_per_iteration"].is_monotonic_increasing
+    # The error bounds' example prints what the doc shows: K = 2 until K = 8's floor pays.
+    assert [b["best_k"] for b in namespace["p"]["budgets"]] == [2, 2, 2, 4]
+    assert "[2, 2, 2, 4]" in text

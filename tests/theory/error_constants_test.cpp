@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "stalesgd/theory/error_constants.hpp"
 #include "support/fixtures.hpp"
-#include "theory/error_constants.hpp"
 
 using namespace stalesgd;
 
