@@ -12,7 +12,9 @@ def _x(np, name, x):
     if not isinstance(x, np.ndarray):
         raise Error(f"data: {name} is a {type(x).__name__}; give a NumPy array")
     if x.dtype == np.uint8:
-        x = x.astype(np.float32) / np.float32(255)
+        # Times 1/255 in float32, as the .npz reader scales them: an array and its .npz give the
+        # same floats to the last bit (x / 255 differs in some).
+        x = x.astype(np.float32) * (np.float32(1) / np.float32(255))
     elif x.dtype in (np.float32, np.float64):
         x = x.astype(np.float32, copy=False)
         if not np.isfinite(x).all():

@@ -35,6 +35,22 @@ def test_numpy_arrays_train():
     assert len(r.evals) > 1
 
 
+def test_numpy_arrays_train_as_their_npz(tmp_path, run_cli):
+    # uint8 images scaled as the .npz reader scales them: the same run, row for row.
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 256, size=(400, 3, 3), dtype=np.uint8)
+    y = (x.reshape(400, -1).astype(int).sum(axis=1) > 9 * 127).astype(np.int64)
+    arrays = (x[:300], y[:300], x[300:], y[300:])
+    np.savez(tmp_path / "d.npz", x_train=arrays[0], y_train=arrays[1], x_test=arrays[2],
+             y_test=arrays[3])
+    stalesgd.train(OPTIONS, data=arrays, out=tmp_path / "py", progress=False)
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in OPTIONS.items()]
+    run_cli("train", *flags, "--dataset", f"npz:{tmp_path / 'd.npz'}", "--out",
+            str(tmp_path / "cli"), "--no-progress")
+    for name in ("updates.csv", "evals.csv"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+
+
 @pytest.mark.parametrize("change,message", [
     (lambda d: (d[0].astype(np.int32),) + d[1:], r"^data: x_train has dtype int32; give uint8"),
     (lambda d: (d[0].reshape(-1, 2, 2, 2, 1),) + d[1:], r"^data: x_train has shape \(600, 2, 2, 2, 1\)"),
