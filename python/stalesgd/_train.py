@@ -26,6 +26,8 @@ def train(config=None, /, *, data=None, progress=None, **options):
     rule="k-async", k=2, workers=4, delay="exp:mean=10ms", clock="virtual", time="5s".
     config: a dict of them, besides or instead of keyword arguments. out="DIR": the run's folder
     (kept), as `train --out`; without it the run goes to a temporary folder, removed once read.
+    resume="DIR": continues the run a checkpoint there holds (checkpoint_every), with its own
+    options, as `train --resume DIR`; options given beside it must agree with the run's.
     model: a model spec as --model takes it, or a torch.nn.Module (scripted into TorchScript).
     delay: a delay spec, or per-worker arrays of durations in seconds (a trace, replayed).
     data: (x_train, y_train, x_test, y_test) NumPy arrays or a dict of them, instead of dataset.
@@ -52,8 +54,11 @@ def train(config=None, /, *, data=None, progress=None, **options):
                 raise Error("train: data= and dataset= exclude each other; give one")
             from ._data import arrays_of
             arrays = arrays_of(data)
-            opts["dataset"] = "npz:(numpy arrays)"
-        kept = "out" in opts
+            # A resumed run's data set is the one its checkpoint recorded.
+            if "resume" not in opts:
+                opts["dataset"] = "npz:(numpy arrays)"
+        resume = opts.get("resume")
+        kept = "out" in opts or resume is not None
         if not kept:
             tmp = tempfile.mkdtemp(prefix="stalesgd-run-")
             cleanup.append(tmp)
@@ -68,7 +73,7 @@ def train(config=None, /, *, data=None, progress=None, **options):
             if bar is not None:
                 bar.close(complete=ended is not None and
                           ended["stop_reason"] in ("iterations", "time", "target-error"))
-        result = read_run(opts["out"], dir_kept=kept)
+        result = read_run(opts["out"] if "out" in opts else resume, dir_kept=kept)
         result.stop_reason = ended["stop_reason"]
         result.error = ended["error"]
         return result

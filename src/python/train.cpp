@@ -1,17 +1,21 @@
 // stalesgd._core.train: one run into a folder, as `stalesgd train --out DIR` writes it
 // (run_into_folder, which the CLI's train and every race run share), from options given as the
-// CLI's --set texts and the data set named by them or given as NumPy arrays (docs/python.md).
+// CLI's --set texts and the data set named by them or given as NumPy arrays; or, with resume,
+// the run a checkpoint holds continued, as `stalesgd train --resume DIR` does (docs/python.md).
+#include <algorithm>
 #include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include "experiment/resume_options.hpp"
 #include "python/bindings.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/progress.hpp"
 #include "stalesgd/experiment/run_folder.hpp"
+#include "util/crc32.hpp"
 
 namespace stalesgd::python {
 namespace {
@@ -35,6 +39,55 @@ class LatestProgress : public ProgressSink {
   std::optional<ProgressSample> latest_;  // guarded by mu_
 };
 
+// The data set name python/stalesgd/_train.py gives NumPy arrays (data=).
+constexpr std::string_view kArraysDataset = "npz:(numpy arrays)";
+
+// The arrays' identity, as a data set's files have theirs (Dataset::digest): the CRC-32 of the
+// training split's samples and labels, then of the test split's with the shape and classes, so
+// that a resumed run's checkpoint tells other arrays from its own (check_identity).
+std::string arrays_digest(const Dataset& d) {
+  const auto crc_of = [](const Split& s, std::uint32_t crc) {
+    crc = crc32_of(std::string_view(reinterpret_cast<const char*>(s.features.data()),
+                                    s.features.size() * sizeof(float)),
+                   crc);
+    return crc32_of(std::span<const std::uint8_t>(s.labels), crc);
+  };
+  const std::string shape = fmt::format("{}x{}x{}:{}", d.train.shape.channels, d.train.shape.height,
+                                        d.train.shape.width, d.num_classes);
+  return fmt::format("{:08x}{:08x}", crc_of(d.train, 0), crc_of(d.test, crc32_of(shape)));
+}
+
+// The flags of the keys given ("data_dir" -> "data-dir"), for resume's check of what was given.
+std::vector<std::string> flags_of(const Settings& settings) {
+  std::vector<std::string> flags;
+  for (const auto& [key, _] : settings) {
+    std::string flag = key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    flags.push_back(std::move(flag));
+  }
+  return flags;
+}
+
+bool given(const std::vector<std::string>& flags, std::string_view flag) {
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+// resume=DIR: the run's own options from its checkpoint, the given ones checked against them
+// (experiment/resume_options.hpp, as `train --resume`); the header, for the arrays' identity.
+std::pair<TrainerOptions, CheckpointHeader> resumed(const TrainerOptions& given_options,
+                                                    const std::vector<std::string>& flags) {
+  const std::filesystem::path dir = given_options.resume_dir;
+  if (auto s = check_resume_flags(dir, given_options, flags); !s) {
+    throw OptionError(s.error().message);
+  }
+  auto run = read_resumed_run(dir);
+  if (!run) throw OptionError(run.error().message);
+  if (auto s = apply_given_options(*run, given_options, flags); !s) {
+    throw OptionError(s.error().message);
+  }
+  return {std::move(run->options), std::move(run->header)};
+}
+
 py::dict summary_of(const FolderRun& run) {
   py::dict d;
   d["stop_reason"] = to_string(run.record.stop_reason);
@@ -49,38 +102,69 @@ void bind_train(py::module_& m) {
       "train",
       [](const Settings& settings, const std::vector<std::string>& command_line,
          const py::object& arrays, const py::object& on_progress) {
-        TrainerOptions options = options_from_settings(settings);
-        // As `train --out ''` is refused (tools/cli/train_args.cpp); without out= the package
-        // gives a temporary folder.
-        if (options.out_dir.empty()) {
+        const TrainerOptions given_options = options_from_settings(settings);
+        const std::vector<std::string> flags = flags_of(settings);
+        // As `train --out ''` and `--resume ''` are refused (tools/cli/train_args.cpp); without
+        // out= the package gives a temporary folder, except to a resumed run, which has its own.
+        for (const char* flag : {"out", "resume"}) {
+          const auto& dir =
+              std::string_view(flag) == "out" ? given_options.out_dir : given_options.resume_dir;
+          if (given(flags, flag) && dir.empty()) {
+            throw OptionError(
+                fmt::format("--{} '' names no folder; give one, e.g. --{} runs/a", flag, flag));
+          }
+        }
+        const bool resume = !given_options.resume_dir.empty();
+        if (!resume && given_options.out_dir.empty()) {
           throw OptionError("--out '' names no folder; give one, e.g. --out runs/a");
         }
-        if (!options.resume_dir.empty()) {
-          throw OptionError(
-              "resume: stalesgd.train starts runs; continue one from its checkpoint with the "
-              "CLI: stalesgd train --resume DIR");
-        }
+        TrainerOptions options = given_options;
+        std::optional<CheckpointHeader> header;
+        if (resume) std::tie(options, header) = resumed(given_options, flags);
         auto resolved = ResolvedRun::resolve(options);
         if (!resolved) throw OptionError(resolved.error().message);
+        const std::string& dataset = resolved->options().dataset;
         std::optional<Dataset> data;
         if (arrays.is_none()) {
-          auto loaded = load_dataset(resolved->options().dataset, resolved->options().data_dir);
+          if (dataset == kArraysDataset) {
+            throw OptionError(
+                fmt::format("resume {}: the run trained on NumPy arrays; give them "
+                            "again as data=",
+                            options.resume_dir.string()));
+          }
+          auto loaded = load_dataset(dataset, resolved->options().data_dir);
           if (!loaded) throw OptionError(loaded.error().message);
           data.emplace(std::move(loaded).value());
         } else {
-          data.emplace(dataset_from_arrays(arrays, resolved->options().dataset));
+          if (dataset != kArraysDataset) {
+            throw OptionError(
+                fmt::format("data=: the run in {} trained on --dataset {}, not on "
+                            "NumPy arrays; resume it without data=",
+                            options.resume_dir.string(), dataset));
+          }
+          data.emplace(dataset_from_arrays(arrays, dataset));
+          data->digest = arrays_digest(*data);
+          // A run of another version recorded no digest; else the arrays must be the run's.
+          if (header && !header->data_digest.empty() && header->data_digest != data->digest) {
+            throw OptionError(fmt::format(
+                "data=: the arrays are not the ones the run in {} started on (digest {}, "
+                "recorded {}); give the arrays it trained on, or start it again with force=True",
+                options.resume_dir.string(), data->digest, header->data_digest));
+          }
         }
         // Set by the interpreter's thread on Ctrl-C, polled by the run; relaxed, as it carries no
         // data (as the CLI's flag, tools/cli/interrupt.cpp).
         std::atomic<bool> interrupt{false};
         LatestProgress progress;
         Result<FolderRun> ran = Error{""};
-        const RunFolderOptions folder{
-            .dir = resolved->options().out_dir,
-            .existing = resolved->options().force ? ExistingRun::kOverwrite : ExistingRun::kRefuse,
-            .command_line = command_line,
-            .interrupt = &interrupt,
-            .progress = on_progress.is_none() ? nullptr : &progress};
+        const RunFolderOptions folder{.dir = resolved->options().out_dir,
+                                      .existing = resume ? ExistingRun::kResume
+                                                  : resolved->options().force
+                                                      ? ExistingRun::kOverwrite
+                                                      : ExistingRun::kRefuse,
+                                      .command_line = command_line,
+                                      .interrupt = &interrupt,
+                                      .progress = on_progress.is_none() ? nullptr : &progress};
         run_interruptible([&] { ran = run_into_folder(*resolved, *data, folder); }, interrupt,
                           [&] {
                             if (on_progress.is_none()) return;

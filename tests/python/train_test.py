@@ -161,8 +161,3 @@ def test_progress_is_shown_while_it_runs(capsys):
     stalesgd.train(options, progress=True)
     err = capsys.readouterr().err
     assert "\r" in err and "100%" in err and re.search(r"it \d+  t 0\.\d\ds", err), err
-
-
-def test_resume_is_the_clis():
-    with pytest.raises(stalesgd.Error, match=r"^resume: stalesgd.train starts runs"):
-        stalesgd.train(OPTIONS, resume="runs/x", progress=False)
