@@ -1,14 +1,19 @@
-"""A torch.nn.Module as a run's model: scripted with torch.jit.script into a temporary file
-that --model torchscript:PATH trains (docs/models.md, "TorchScript models"; docs/python.md)."""
+"""A torch.nn.Module as a run's model: scripted with torch.jit.script and saved as the file that
+--model torchscript:PATH trains (docs/models.md, "TorchScript models"; docs/python.md)."""
 
-import os
-import tempfile
+import hashlib
+import io
+import re
+import zipfile
 
 from ._errors import Error
 
+# A class constant in a scripted module's code: `  in_features : Final[int] = 8`.
+_CONSTANT = re.compile(rb"^\s+\w+ : Final\[.*\] = ")
 
-def script_module(module, data=None):
-    """(path of the scripted module, its temporary folder to remove after the run)."""
+
+def script_module(module):
+    """(the scripted module's bytes, torch.jit.save's file; the hex digest of what they hold)."""
     try:
         import torch
     except ImportError:
@@ -27,7 +32,35 @@ def script_module(module, data=None):
     else:
         raise Error(f"model: a {type(module).__name__} is no model; give a spec such as 'mlp' "
                     "or a torch.nn.Module")
-    tmp = tempfile.mkdtemp(prefix="stalesgd-model-")
-    path = os.path.join(tmp, "model.pt")
-    scripted.save(path)
-    return path, tmp
+    buffer = io.BytesIO()  # not a file: the archive would be named after it
+    torch.jit.save(scripted, buffer)
+    data = buffer.getvalue()
+    return data, digest(data)
+
+
+def digest(data):
+    """SHA-256 of a saved module's entries, name and bytes, in name order, each code file with
+    its classes' constants sorted: TorchScript writes them in the order of a Python set, which
+    differs from process to process, so that the same module saved by two processes has one
+    digest, and modules of one digest compute the same."""
+    h = hashlib.sha256()
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for name in sorted(archive.namelist()):
+            content = archive.read(name)
+            if name.endswith(".py"):
+                content = _constants_sorted(content)
+            h.update(b"%d:%s%d:" % (len(name), name.encode(), len(content)) + content)
+    return h.hexdigest()
+
+
+def _constants_sorted(code):
+    lines = code.split(b"\n")
+    out, run = [], []
+    for line in lines + [b""]:
+        if _CONSTANT.match(line):
+            run.append(line)
+            continue
+        out.extend(sorted(run))
+        run = []
+        out.append(line)
+    return b"\n".join(out[:-1])

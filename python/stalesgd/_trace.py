@@ -3,14 +3,12 @@
 files"; docs/python.md)."""
 
 import math
-import os
-import tempfile
 
 from ._errors import Error
 
 
-def trace_file(delays):
-    """(the delay spec "trace:PATH", its temporary folder to remove after the run)."""
+def trace_text(delays):
+    """The trace file's text: a header naming the workers, then one row per minibatch."""
     try:
         import numpy as np
         columns = [np.asarray(c, dtype=np.float64).ravel() for c in
@@ -27,10 +25,6 @@ def trace_file(delays):
         bad = [v for v in c if not math.isfinite(v) or v < 0]
         if bad:
             raise Error(f"delay: worker {w}'s durations hold {bad[0]!r}; give seconds >= 0")
-    tmp = tempfile.mkdtemp(prefix="stalesgd-trace-")
-    path = os.path.join(tmp, "delays.csv")
-    with open(path, "w") as f:
-        f.write(",".join(f"w{w}[s]" for w in range(len(columns))) + "\n")
-        for row in zip(*columns):
-            f.write(",".join(repr(float(v)) for v in row) + "\n")
-    return f"trace:{path}", tmp
+    rows = [",".join(f"w{w}[s]" for w in range(len(columns)))]
+    rows += [",".join(repr(float(v)) for v in row) for row in zip(*columns)]
+    return "\n".join(rows) + "\n"

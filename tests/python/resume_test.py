@@ -40,12 +40,12 @@ class CtrlC:
         pass
 
 
-def cut(monkeypatch, options):
+def cut(monkeypatch, options, data=None):
     """stalesgd.train(**options) stopped by Ctrl-C mid-run; its summary.json."""
     with monkeypatch.context() as m:
         m.setattr(stalesgd._train, "Progress", CtrlC)
         with pytest.raises(KeyboardInterrupt):
-            stalesgd.train(options, progress=True)
+            stalesgd.train(options, data=data, progress=True)
     folder = options.get("out") or options["resume"]
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["status"] == "interrupted", summary["status"]
@@ -159,11 +159,7 @@ def test_numpy_arrays_resume_when_they_are_the_runs(tmp_path, monkeypatch):
     whole = stalesgd.train(options, data=data, out=tmp_path / "whole", progress=False)
     assert whole.stop_reason == "time"
     out = tmp_path / "cut"
-    with monkeypatch.context() as m:
-        m.setattr(stalesgd._train, "Progress", CtrlC)
-        with pytest.raises(KeyboardInterrupt):
-            stalesgd.train(options, data=data, out=out, progress=True)
-    assert json.loads((out / "summary.json").read_text())["status"] == "interrupted"
+    cut(monkeypatch, dict(options, out=out), data=data)
     with pytest.raises(stalesgd.Error, match=r"^resume .*: the run trained on NumPy arrays; "
                                              r"give them again as data=$"):
         stalesgd.train(resume=out, progress=False)

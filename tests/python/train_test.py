@@ -3,6 +3,7 @@ CLI's messages for bad options, Ctrl-C (docs/python.md)."""
 
 import _thread
 import json
+import os
 import re
 import threading
 
@@ -130,6 +131,13 @@ def test_a_delay_as_per_worker_arrays_is_a_trace(tmp_path):
     result = stalesgd.train(options, progress=False)
     counts = result.gradients.groupby("worker").size()
     assert 8 < counts[0] / counts[1] < 12, counts
+    # Kept in the run's folder, under a name its content gives: the run can be run again.
+    kept = stalesgd.train(options, out=tmp_path / "kept", progress=False)
+    delay = kept.summary["config"]["delay"]
+    path = re.fullmatch(r"trace:(.*/delays-[0-9a-f]{12}\.csv)", delay).group(1)
+    assert os.path.dirname(path) == str((tmp_path / "kept").resolve())
+    assert open(path).read().splitlines()[:2] == ["w0[s],w1[s]", "0.001,0.01"]
+    pd.testing.assert_frame_equal(kept.gradients, result.gradients)
     with pytest.raises(stalesgd.Error, match=r"^delay: the workers' arrays have \[2, 3\]"):
         stalesgd.train(dict(options, delay=[[0.1, 0.2], [0.1, 0.2, 0.3]]), progress=False)
     with pytest.raises(stalesgd.Error, match=r"^delay: worker 0's durations hold -1.0"):
