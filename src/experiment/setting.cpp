@@ -166,7 +166,7 @@ const OptionDecl* experiment_option(std::string_view key) {
   return nullptr;
 }
 
-std::string did_you_mean(std::string_view key) {
+std::string did_you_mean(std::string_view key, const std::vector<std::string>& candidates) {
   // Levenshtein distance, one row at a time.
   const auto distance = [](std::string_view a, std::string_view b) {
     std::vector<std::size_t> row(b.size() + 1);
@@ -184,9 +184,7 @@ std::string did_you_mean(std::string_view key) {
   };
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
-  for (const auto& d : train_options()) {
-    if (!d.toml) continue;
-    const std::string k = option_key(d);
+  for (const auto& k : candidates) {
     const std::size_t dist = distance(key, k);
     if (dist < best_distance) {
       best = k;
@@ -194,6 +192,14 @@ std::string did_you_mean(std::string_view key) {
     }
   }
   return best.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", best);
+}
+
+std::string did_you_mean(std::string_view key) {
+  std::vector<std::string> keys;
+  for (const auto& d : train_options()) {
+    if (d.toml) keys.push_back(option_key(d));
+  }
+  return did_you_mean(key, keys);
 }
 
 std::string known_experiment_keys() {

@@ -1,8 +1,11 @@
 // TrainerOptions from Python's keyword arguments, read by the option table exactly as
-// `stalesgd train --set key=value` reads them, so that values and messages are the CLI's
-// (docs/python.md, "Options").
+// `stalesgd train --set key=value` reads them, so that values and their messages are the CLI's;
+// a key that is no option is named as the keyword argument it is (docs/python.md, "Options").
 #include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -11,8 +14,40 @@
 #include "python/bindings.hpp"
 
 namespace stalesgd::python {
+namespace {
 
-TrainerOptions options_from_settings(const Settings& settings) {
+// A --set text as Python shows the value it came from (python/stalesgd/_options.py wrote it):
+// 3, 0.1, True, [256,128], 'fixed'.
+std::string python_value(const std::string& text) {
+  if (text == "true" || text == "false") return text == "true" ? "True" : "False";
+  char* end = nullptr;
+  (void)std::strtod(text.c_str(), &end);
+  const bool number = !text.empty() && end == text.c_str() + text.size();
+  if (number || (text.size() >= 2 && text.front() == '[' && text.back() == ']')) return text;
+  std::string quoted = "'";
+  for (const char c : text) {
+    if (c == '\\' || c == '\'') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "'";
+}
+
+// A key that is no option, as `call`'s keyword argument: the closest of the option table's keys
+// (every one, train's own flags too) and the call's own keywords.
+[[noreturn]] void unknown_keyword(std::string_view call, const std::string& key,
+                                  const std::string& text,
+                                  const std::vector<std::string>& call_keys) {
+  std::vector<std::string> keys = call_keys;
+  for (const auto& d : train_options()) keys.push_back(option_key(d));
+  throw OptionError(fmt::format(
+      "{}({}={}): unknown option '{}'{}; the options are the option table's keys, as `stalesgd "
+      "train --help` lists them (docs/cli.md)",
+      call, key, python_value(text), key, did_you_mean(key, keys)));
+}
+
+// `call` empty: an unknown key is refused as --set refuses it.
+TrainerOptions read_settings(const Settings& settings, std::string_view call,
+                             const std::vector<std::string>& call_keys) {
   TrainerOptions o;
   std::vector<std::string> given;
   for (std::size_t i = 0; i < settings.size(); ++i) {
@@ -27,6 +62,9 @@ TrainerOptions options_from_settings(const Settings& settings) {
     std::string flag = key;
     std::replace(flag.begin(), flag.end(), '_', '-');
     const OptionDecl* own = experiment_option(key) == nullptr ? find_option(flag) : nullptr;
+    if (!call.empty() && own == nullptr && experiment_option(key) == nullptr) {
+      unknown_keyword(call, key, text, call_keys);
+    }
     if (std::find(given.begin(), given.end(), key) != given.end()) {
       throw OptionError(fmt::format("--set {}: {} is given twice; give it once", arg, key));
     }
@@ -47,6 +85,17 @@ TrainerOptions options_from_settings(const Settings& settings) {
     if (auto s = apply_setting(*setting, 0, o); !s) throw OptionError(s.error().message);
   }
   return o;
+}
+
+}  // namespace
+
+TrainerOptions options_from_settings(const Settings& settings) {
+  return read_settings(settings, {}, {});
+}
+
+TrainerOptions options_from_settings(const Settings& settings, const std::string& call,
+                                     const std::vector<std::string>& call_keys) {
+  return read_settings(settings, call, call_keys);
 }
 
 }  // namespace stalesgd::python

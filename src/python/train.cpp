@@ -102,7 +102,9 @@ void bind_train(py::module_& m) {
       "train",
       [](const Settings& settings, const std::vector<std::string>& command_line,
          const py::object& arrays, const py::object& on_progress) {
-        const TrainerOptions given_options = options_from_settings(settings);
+        // The keyword arguments of stalesgd.train's own (python/stalesgd/_train.py).
+        const TrainerOptions given_options =
+            options_from_settings(settings, "train", {"data", "progress"});
         const std::vector<std::string> flags = flags_of(settings);
         // As `train --out ''` and `--resume ''` are refused (tools/cli/train_args.cpp); without
         // out= the package gives a temporary folder, except to a resumed run, which has its own.

@@ -68,7 +68,6 @@ def test_keyword_options_and_config_merge():
 
 
 @pytest.mark.parametrize("options", [
-    {"lr_rul": "fixed", "time": "1s"},            # an unknown key, with the closest key
     {"workers": 2.5, "time": "1s"},               # a float for an integer
     {"time": "5"},                                # a duration without its unit
     {"rule": "k-async", "k": 9, "workers": 4, "time": "1s"},  # a value the run refuses
@@ -85,6 +84,32 @@ def test_a_bad_option_raises_the_cli_message(options, run_cli):
         stalesgd.train(options, progress=False)
     assert str(e.value) == lines[0][len("stalesgd: error: "):]
     assert isinstance(e.value, ValueError)
+
+
+@pytest.mark.parametrize("key,value,shown,closest", [
+    ("local_step", 3, "3", "local_steps"),
+    ("lr_rul", "fixed", "'fixed'", "lr_rule"),              # a race-file key
+    ("checkpoint_evry", "1s", "'1s'", "checkpoint_every"),  # train's own flags are keys too
+    ("no_progres", True, "True", "no_progress"),
+    ("resum", "runs/x", "'runs/x'", "resume"),
+    ("dat", [1, 2], "[1,2]", "data"),                       # and its own keyword arguments
+])
+def test_an_unknown_keyword_names_the_closest_option(key, value, shown, closest):
+    with pytest.raises(stalesgd.Error) as e:
+        stalesgd.train({key: value}, time="1s", progress=False)
+    assert str(e.value) == (
+        f"train({key}={shown}): unknown option '{key}' (did you mean '{closest}'?); the options "
+        "are the option table's keys, as `stalesgd train --help` lists them (docs/cli.md)")
+    assert isinstance(e.value, ValueError)
+
+
+def test_an_unknown_key_far_from_any_is_named_alone(run_cli):
+    with pytest.raises(stalesgd.Error, match=r"^train\(zzzzzzzz='it\\'s'\): unknown option "
+                                             r"'zzzzzzzz'; the options are"):
+        stalesgd.train(zzzzzzzz="it's", time="1s", progress=False)
+    # The CLI's --set keeps its own phrasing for the same key.
+    _, _, stderr = run_cli("train", "--set", "lr_rul=fixed", "--time", "1s", check=False)
+    assert "--set lr_rul=fixed: unknown key 'lr_rul' (did you mean 'lr_rule'?)" in stderr
 
 
 def test_a_value_without_a_text_raises():
