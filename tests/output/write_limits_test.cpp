@@ -104,18 +104,19 @@ TEST_CASE("train CLI: a file-size limit is a failed write, not a death by SIGXFS
 
 TEST_CASE("train CLI: a full disk still leaves summary.json saying failed",
           "[output][cli][limits]") {
-  // A 2 MiB tmpfs (the folder's 1 MiB reserve and 1 MiB to fill: ThreadSanitizer's build takes
-  // minutes per MiB), mounted in a mount namespace of its own (unshare: root, or any user where
-  // user namespaces are allowed), filled up by the run itself: whichever file's write fails
+  // A 1200 KiB tmpfs (the folder's 1 MiB reserve and 176 KiB to fill: ThreadSanitizer's build
+  // takes about 100 s per MiB), mounted in a mount namespace of its own (unshare: root, or any user
+  // where user namespaces are allowed), filled up by the run itself: whichever file's write fails
   // first (run.log, a journal file), the run ends in one line, exit 1, and the room the folder
   // held back since the start (.stalesgd.reserve) is what workers.csv and summary.json use.
   // The mount lives only in the namespace: what the test reads is copied out of it there.
   TempDir dir;
   const std::string d = (dir / "fs").string(), seen = (dir / "seen").string();
-  const std::string script =
-      "mkdir -p " + d + " " + seen + " && mount -t tmpfs -o size=2m tmpfs " + d + " || exit 99; " +
-      kCli + kLogHeavyRun + d + "/run 2>" + seen + "/stderr; echo $? >" + seen + "/status; cp " +
-      d + "/run/summary.json " + seen + "/; ls -a " + d + "/run >" + seen + "/listing";
+  const std::string script = "mkdir -p " + d + " " + seen +
+                             " && mount -t tmpfs -o size=1200k tmpfs " + d + " || exit 99; " +
+                             kCli + kLogHeavyRun + d + "/run 2>" + seen + "/stderr; echo $? >" +
+                             seen + "/status; cp " + d + "/run/summary.json " + seen + "/; ls -a " +
+                             d + "/run >" + seen + "/listing";
   const auto r = run_shell("unshare --mount --map-root-user sh -c '" + script + "'");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);  // 99: unshare or the mount failed

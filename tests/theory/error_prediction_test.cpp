@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/fixtures.hpp"
 #include "stalesgd/theory/error_prediction.hpp"
+#include "support/fixtures.hpp"
 
 using namespace stalesgd;
 using Catch::Matchers::Contains;

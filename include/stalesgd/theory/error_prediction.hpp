@@ -34,7 +34,7 @@ struct ErrorRequest {
   ModelSpec model;                // softmax with l2 > 0: the bounds need strong convexity
   double lr = 0.05;
   int batch = 32;
-  std::vector<double> budgets;  // seconds; empty: 10, 100, 1000, 10000 x the fastest E[T]
+  std::vector<double> budgets;        // seconds; empty: 10, 100, 1000, 10000 x the fastest E[T]
   std::size_t constants_samples = 0;  // F over the first N training samples (0: all)
   int optimum_epochs = 30;            // of the minimisation that finds w* and F*
   std::optional<double> p0, gamma;    // the async rules' staleness constants, if given
