@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include "experiment/resume_options.hpp"
+#include "output/model_file.hpp"
 #include "python/bindings.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
@@ -88,6 +89,39 @@ std::pair<TrainerOptions, CheckpointHeader> resumed(const TrainerOptions& given_
   return {std::move(run->options), std::move(run->header)};
 }
 
+// The run's data: the data set its options name, or the NumPy arrays given (data=), which a
+// resumed run must have started on.
+Dataset data_of(const ResolvedRun& run, const py::object& arrays,
+                const std::optional<CheckpointHeader>& header) {
+  const std::string& dataset = run.options().dataset;
+  const std::string dir = run.options().resume_dir.string();
+  if (arrays.is_none()) {
+    if (dataset == kArraysDataset) {
+      throw OptionError(
+          fmt::format("resume {}: the run trained on NumPy arrays; give them again as data=", dir));
+    }
+    auto loaded = load_dataset(dataset, run.options().data_dir);
+    if (!loaded) throw OptionError(loaded.error().message);
+    return std::move(loaded).value();
+  }
+  if (dataset != kArraysDataset) {
+    throw OptionError(fmt::format(
+        "data=: the run in {} trained on --dataset {}, not on NumPy arrays; resume it without "
+        "data=",
+        dir, dataset));
+  }
+  Dataset data = dataset_from_arrays(arrays, dataset);
+  data.digest = arrays_digest(data);
+  // A run of another version recorded no digest; else the arrays must be the run's.
+  if (header && !header->data_digest.empty() && header->data_digest != data.digest) {
+    throw OptionError(fmt::format(
+        "data=: the arrays are not the ones the run in {} started on (digest {}, recorded {}); "
+        "give the arrays it trained on, or start it again with force=True",
+        dir, data.digest, header->data_digest));
+  }
+  return data;
+}
+
 py::dict summary_of(const FolderRun& run) {
   py::dict d;
   d["stop_reason"] = to_string(run.record.stop_reason);
@@ -125,35 +159,12 @@ void bind_train(py::module_& m) {
         if (resume) std::tie(options, header) = resumed(given_options, flags);
         auto resolved = ResolvedRun::resolve(options);
         if (!resolved) throw OptionError(resolved.error().message);
-        const std::string& dataset = resolved->options().dataset;
-        std::optional<Dataset> data;
-        if (arrays.is_none()) {
-          if (dataset == kArraysDataset) {
-            throw OptionError(
-                fmt::format("resume {}: the run trained on NumPy arrays; give them "
-                            "again as data=",
-                            options.resume_dir.string()));
-          }
-          auto loaded = load_dataset(dataset, resolved->options().data_dir);
-          if (!loaded) throw OptionError(loaded.error().message);
-          data.emplace(std::move(loaded).value());
-        } else {
-          if (dataset != kArraysDataset) {
-            throw OptionError(
-                fmt::format("data=: the run in {} trained on --dataset {}, not on "
-                            "NumPy arrays; resume it without data=",
-                            options.resume_dir.string(), dataset));
-          }
-          data.emplace(dataset_from_arrays(arrays, dataset));
-          data->digest = arrays_digest(*data);
-          // A run of another version recorded no digest; else the arrays must be the run's.
-          if (header && !header->data_digest.empty() && header->data_digest != data->digest) {
-            throw OptionError(fmt::format(
-                "data=: the arrays are not the ones the run in {} started on (digest {}, "
-                "recorded {}); give the arrays it trained on, or start it again with force=True",
-                options.resume_dir.string(), data->digest, header->data_digest));
-          }
+        // A bad save_model is found before anything is trained, as `train --save-model`'s.
+        const auto& save_model = resolved->options().save_model;
+        if (!save_model.empty()) {
+          if (auto ok = check_model_path(save_model); !ok) throw OptionError(ok.error().message);
         }
+        const Dataset data = data_of(*resolved, arrays, header);
         // Set by the interpreter's thread on Ctrl-C, polled by the run; relaxed, as it carries no
         // data (as the CLI's flag, tools/cli/interrupt.cpp).
         std::atomic<bool> interrupt{false};
@@ -167,7 +178,7 @@ void bind_train(py::module_& m) {
                                       .command_line = command_line,
                                       .interrupt = &interrupt,
                                       .progress = on_progress.is_none() ? nullptr : &progress};
-        run_interruptible([&] { ran = run_into_folder(*resolved, *data, folder); }, interrupt,
+        run_interruptible([&] { ran = run_into_folder(*resolved, data, folder); }, interrupt,
                           [&] {
                             if (on_progress.is_none()) return;
                             if (auto s = progress.take()) {
@@ -182,6 +193,12 @@ void bind_train(py::module_& m) {
                             }
                           });
         if (!ran) throw OptionError(ran.error().message);
+        // save_model: the final parameters, the ones the last evaluation scored (as the CLI's).
+        if (!save_model.empty() && !ran->record.final_params.empty()) {
+          if (auto s = write_model_file(save_model, ran->record.final_params); !s) {
+            throw OptionError(fmt::format("--save-model: {}", s.error().message));
+          }
+        }
         return summary_of(*ran);
       },
       py::arg("settings"), py::arg("command_line"), py::arg("arrays") = py::none(),

@@ -7,6 +7,7 @@ import os
 import re
 import threading
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -51,6 +52,25 @@ def test_virtual_clock_run_writes_the_cli_files(tmp_path, run_cli):
     # And stalesgd.load gives the same back from the folder.
     loaded = stalesgd.load(tmp_path / "cli")
     pd.testing.assert_frame_equal(loaded.evals, result.evals)
+
+
+def test_save_model_writes_the_cli_file(tmp_path, run_cli):
+    # The final parameters, byte for byte the CLI's --save-model of the same run.
+    run_cli("train", *cli_args(OPTIONS), "--no-progress", "--save-model",
+            str(tmp_path / "cli.npy"))
+    stalesgd.train(OPTIONS, save_model=tmp_path / "py.npy", progress=False)
+    assert (tmp_path / "py.npy").read_bytes() == (tmp_path / "cli.npy").read_bytes()
+    assert np.load(tmp_path / "py.npy").shape == (784 * 10 + 10,)
+    # A path it cannot write (under a file) is refused before anything is trained, in the CLI's
+    # words.
+    (tmp_path / "file").write_text("")
+    status, _, err = run_cli("train", *cli_args(OPTIONS), "--no-progress", "--save-model",
+                             str(tmp_path / "file" / "w.npy"), check=False)
+    assert status != 0
+    message = err.strip().removeprefix("stalesgd: error: ")
+    with pytest.raises(stalesgd.Error) as e:
+        stalesgd.train(OPTIONS, save_model=tmp_path / "file" / "w.npy", progress=False)
+    assert str(e.value) == message
 
 
 def test_without_out_nothing_is_left(tmp_path, monkeypatch):
