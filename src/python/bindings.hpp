@@ -28,11 +28,10 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
 
 // TrainerOptions from `settings`, each as `stalesgd train --set key=value` reads it (the option
 // table's parsing and messages); keys the table keeps off experiment files (out, force,
-// sequential, no_progress, ...) as their flags read them. Throws OptionError.
-TrainerOptions options_from_settings(const Settings& settings);
-// The same for the package's call `call` ("train"), whose own keywords are `call_keys` ("data",
-// "progress"): an unknown key is refused as that call's keyword argument, naming the closest of
-// the table's keys (train's own flags among them) and the call's, instead of as --set's.
+// sequential, no_progress, ...) as their flags read them. For the package's call `call`
+// ("train"), whose own keywords are `call_keys` ("data", "progress"): an unknown key is refused
+// as that call's keyword argument, naming the closest of the table's keys (train's own flags
+// among them) and the call's. Throws OptionError.
 TrainerOptions options_from_settings(const Settings& settings, const std::string& call,
                                      const std::vector<std::string>& call_keys);
 

@@ -45,7 +45,6 @@ std::string python_value(const std::string& text) {
       call, key, python_value(text), key, did_you_mean(key, keys)));
 }
 
-// `call` empty: an unknown key is refused as --set refuses it.
 TrainerOptions read_settings(const Settings& settings, std::string_view call,
                              const std::vector<std::string>& call_keys) {
   TrainerOptions o;
@@ -62,7 +61,7 @@ TrainerOptions read_settings(const Settings& settings, std::string_view call,
     std::string flag = key;
     std::replace(flag.begin(), flag.end(), '_', '-');
     const OptionDecl* own = experiment_option(key) == nullptr ? find_option(flag) : nullptr;
-    if (!call.empty() && own == nullptr && experiment_option(key) == nullptr) {
+    if (own == nullptr && experiment_option(key) == nullptr) {
       unknown_keyword(call, key, text, call_keys);
     }
     if (std::find(given.begin(), given.end(), key) != given.end()) {
@@ -88,10 +87,6 @@ TrainerOptions read_settings(const Settings& settings, std::string_view call,
 }
 
 }  // namespace
-
-TrainerOptions options_from_settings(const Settings& settings) {
-  return read_settings(settings, {}, {});
-}
 
 TrainerOptions options_from_settings(const Settings& settings, const std::string& call,
                                      const std::vector<std::string>& call_keys) {

@@ -24,6 +24,14 @@ namespace py = pybind11;
 
 namespace {
 
+// stalesgd.theory's keywords of its own (python/stalesgd/_theory.py), for the closest key.
+const std::vector<std::string> kTheoryKeys{
+    "samples", "error", "budgets", "constants_samples", "optimum_epochs", "p0", "gamma", "data"};
+
+TrainerOptions theory_options(const Settings& settings) {
+  return options_from_settings(settings, "theory", kTheoryKeys);
+}
+
 bool given(const Settings& settings, std::string_view key) {
   return std::any_of(settings.begin(), settings.end(),
                      [&](const auto& s) { return s.first == key; });
@@ -32,7 +40,7 @@ bool given(const Settings& settings, std::string_view key) {
 // The request `theory --error` builds from its flags, from the option table's keys: the rule is
 // K-sync and K is swept unless given, as there.
 ErrorRequest error_request(const Settings& settings, const std::vector<std::string>& budgets) {
-  const TrainerOptions o = options_from_settings(settings);
+  const TrainerOptions o = theory_options(settings);
   ErrorRequest q;
   q.rule = given(settings, "rule") ? o.rule : first_k_rule(0);
   if (!given(settings, "k")) q.rule.k = 0;
@@ -72,7 +80,7 @@ void bind_theory(py::module_& m) {
         q.p0 = p0;
         q.gamma = gamma;
         if (auto s = check_error_request(q); !s) throw OptionError(s.error().message);
-        const TrainerOptions o = options_from_settings(settings);
+        const TrainerOptions o = theory_options(settings);
         std::optional<Dataset> data;
         if (arrays.is_none()) {
           auto loaded = load_dataset(o.dataset, o.data_dir);
@@ -95,7 +103,7 @@ void bind_theory(py::module_& m) {
   m.def(
       "predict_runtime",
       [](const Settings& settings, std::uint64_t mc_iterations) -> py::object {
-        auto resolved = ResolvedRun::resolve(options_from_settings(settings));
+        auto resolved = ResolvedRun::resolve(theory_options(settings));
         if (!resolved) throw OptionError(resolved.error().message);
         std::optional<RuntimePrediction> p;
         {

@@ -103,3 +103,12 @@ def test_error_bounds_bad_input(options, message):
 def test_error_keywords_need_error_true():
     with pytest.raises(stalesgd.Error, match=r"^theory: budgets= belongs to the error bounds"):
         stalesgd.theory(workers=4, delay="exp:mean=10ms", budgets=[1])
+
+
+@pytest.mark.parametrize("options,closest", [(dict(worker=4), "workers"),
+                                             (dict(error=True, optimum_epoch=4), "optimum_epochs")])
+def test_an_unknown_keyword_names_the_closest(options, closest):
+    key = next(k for k in options if k != "error")
+    with pytest.raises(stalesgd.Error, match=rf"^theory\({key}=4\): unknown option '{key}' "
+                                             rf"\(did you mean '{closest}'\?\)"):
+        stalesgd.theory(delay="exp:mean=10ms", **options)
