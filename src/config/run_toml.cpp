@@ -7,6 +7,7 @@
 #include "config/option_table.hpp"
 #include "config/plugins.hpp"
 #include "stalesgd/straggler/duration.hpp"
+#include "util/did_you_mean.hpp"
 #include "util/regular_file.hpp"
 
 namespace stalesgd {
@@ -67,10 +68,14 @@ Result<TrainerOptions> options_from_toml(const std::filesystem::path& file) {
     const OptionDecl* d = find_option(flag);
     const auto line = node.source().begin.line;
     if (d == nullptr || !d->json) {
+      std::vector<std::string> keys;
+      for (const auto& o : train_options()) {
+        if (o.json) keys.push_back(option_key(o));
+      }
       return Error{
-          fmt::format("{}:{}: unknown key '{}'; a run.toml holds the keys of "
-                      "summary.json's config (docs/outputs.md)",
-                      file.string(), line, key.str())};
+          fmt::format("{}:{}: unknown key '{}'{}; a run.toml holds the keys of summary.json's "
+                      "config (docs/outputs.md)",
+                      file.string(), line, key.str(), did_you_mean(key.str(), keys))};
     }
     if (auto s = set_from_toml(*d, node, o); !s) {
       return Error{

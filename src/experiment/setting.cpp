@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "stalesgd/straggler/duration.hpp"
+#include "util/did_you_mean.hpp"
 
 namespace stalesgd {
 namespace {
@@ -164,34 +165,6 @@ const OptionDecl* experiment_option(std::string_view key) {
     if (d.toml && option_key(d) == key) return &d;
   }
   return nullptr;
-}
-
-std::string did_you_mean(std::string_view key, const std::vector<std::string>& candidates) {
-  // Levenshtein distance, one row at a time.
-  const auto distance = [](std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j) {
-        const std::size_t above = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    return row[b.size()];
-  };
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
-  for (const auto& k : candidates) {
-    const std::size_t dist = distance(key, k);
-    if (dist < best_distance) {
-      best = k;
-      best_distance = dist;
-    }
-  }
-  return best.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", best);
 }
 
 std::string did_you_mean(std::string_view key) {

@@ -55,8 +55,6 @@ const OptionDecl* experiment_option(std::string_view key);
 
 // " (did you mean 'lr_rule'?)" when a key is a typo of one (a few letters off), else "".
 std::string did_you_mean(std::string_view key);
-// The same among `candidates` (the first of the closest).
-std::string did_you_mean(std::string_view key, const std::vector<std::string>& candidates);
 
 // "dataset, data_dir, model, ...": every key a file, a --set or a placeholder may name.
 std::string known_experiment_keys();

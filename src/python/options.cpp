@@ -12,6 +12,7 @@
 #include "config/option_table.hpp"
 #include "experiment/setting.hpp"
 #include "python/bindings.hpp"
+#include "util/did_you_mean.hpp"
 
 namespace stalesgd::python {
 namespace {

@@ -98,7 +98,8 @@ TEST_CASE("train --config: an unknown key, a wrong type or --resume is one line,
   std::ofstream(dir / "type.toml") << "workers = \"four\"\n";
   std::ofstream(dir / "broken.toml") << "workers = [\n";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
-      {{"--config", (dir / "typo.toml").string()}, "typo.toml:2: unknown key 'wrkers'"},
+      {{"--config", (dir / "typo.toml").string()},
+       "typo.toml:2: unknown key 'wrkers' (did you mean 'workers'?)"},
       {{"--config", (dir / "type.toml").string()}, "type.toml:1: key 'workers' must be"},
       {{"--config", (dir / "broken.toml").string()}, "broken.toml:"},
       {{"--config", (dir / "missing.toml").string()}, "missing.toml"},
