@@ -9,7 +9,6 @@
 #include <pybind11/stl.h>
 
 #include "python/bindings.hpp"
-#include "rules/reference_rules.hpp"
 #include "stalesgd/config/resolved_run.hpp"
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/straggler/duration.hpp"
@@ -42,7 +41,7 @@ bool given(const Settings& settings, std::string_view key) {
 ErrorRequest error_request(const Settings& settings, const std::vector<std::string>& budgets) {
   const TrainerOptions o = theory_options(settings);
   ErrorRequest q;
-  q.rule = given(settings, "rule") ? o.rule : first_k_rule(0);
+  q.rule = given(settings, "rule") ? o.rule : RuleSpec{"", 0, {}};
   if (!given(settings, "k")) q.rule.k = 0;
   q.workers = o.workers;
   q.delay = o.delay;

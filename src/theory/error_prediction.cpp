@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "rules/reference_rules.hpp"
 #include "stalesgd/rules/rule_registry.hpp"
 #include "stalesgd/straggler/profile.hpp"
 #include "stalesgd/theory/runtime.hpp"
@@ -41,7 +42,9 @@ Result<Runtime> runtime_of(const RuleConfig& rule, const StragglerProfile& profi
 // The rule at each K asked for: its own K for a rule whose K is fixed (sync, async) or when
 // given, else K = 1, 2, 4, ..., P.
 Result<std::vector<RuleConfig>> rules_of(const ErrorRequest& r) {
-  const RuleInfo* info = find_rule(r.rule.name);
+  RuleSpec rule = r.rule;
+  if (rule.name.empty()) rule.name = first_k_rule(rule.k).name;
+  const RuleInfo* info = find_rule(rule.name);
   std::vector<int> ks;
   if (r.rule.k > 0 || (info != nullptr && info->k != KChoice::kGiven)) {
     ks.push_back(r.rule.k);
@@ -51,7 +54,7 @@ Result<std::vector<RuleConfig>> rules_of(const ErrorRequest& r) {
   }
   std::vector<RuleConfig> out;
   for (int k : ks) {
-    RuleSpec spec = r.rule;
+    RuleSpec spec = rule;
     spec.k = k;
     auto resolved = resolve_rule(spec, r.workers);
     if (!resolved) return resolved.error();

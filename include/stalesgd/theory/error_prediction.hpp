@@ -23,9 +23,9 @@
 namespace stalesgd {
 
 struct ErrorRequest {
-  // The rule; k = 0: K = 1, 2, 4, ..., P for a rule whose K is given (a rule whose K is fixed,
-  // sync or async, at its own K).
-  RuleSpec rule{"k-sync", 0, {}};
+  // The rule (empty name: K-sync, Theorem 1's); k = 0: K = 1, 2, 4, ..., P for a rule whose K
+  // is given (a rule whose K is fixed, sync or async, at its own K).
+  RuleSpec rule{"", 0, {}};
   int workers = 8;
   std::string delay;  // a delay spec with i.i.d. delays of positive, finite mean
   DelayMode delay_mode = DelayMode::kPad;
