@@ -24,15 +24,15 @@ enum class RuleOptionType {
 };
 
 struct RuleOption {
-  std::string name;  // the flag without "--" (lower case, digits and '-'); the TOML and JSON
-                     // key is the name with '-' as '_'
+  std::string name{};  // the flag without "--" (lower case, digits and '-'); the TOML and JSON
+                       // key is the name with '-' as '_'
   RuleOptionType type = RuleOptionType::kInteger;
-  std::string help;      // one line for --help and docs/cli.md, without the rule's name
+  std::string help{};    // one line for --help and docs/cli.md, without the rule's name
   std::int64_t min = 0;  // kInteger: the bounds, inclusive
   std::int64_t max = 0;
-  std::vector<std::string> choices;  // kChoice: the words
-  std::string expects;  // what a valid value is, for errors ("an integer R >= 1"); empty: from
-                        // the type and bounds
+  std::vector<std::string> choices{};  // kChoice: the words
+  std::string expects{};  // what a valid value is, for errors ("an integer R >= 1"); empty: from
+                          // the type and bounds
 };
 
 // A value of a rule option: kInteger std::int64_t, kNumber and kDuration double (seconds),
