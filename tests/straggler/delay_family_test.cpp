@@ -51,7 +51,7 @@ const std::string kWeibull = (fs::path(STALESGD_TEST_PLUGIN_DIR) / "libweibull_d
 
 TEST_CASE("delay family: a registered one parses as a built-in one does", "[straggler]") {
   REQUIRE(register_delay_family("fixed-ms", "fixed-ms:<ms>", parse_fixed).ok());
-  CHECK(registered_delay_families() == std::vector<std::string>{"fixed-ms"});
+  CHECK(registered_delay_families().back() == "fixed-ms");
   const auto x = parse_distribution("fixed-ms:20");
   REQUIRE(x.ok());
   CHECK((*x)->mean() == 0.02);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "straggler/straggler_test_util.hpp"
+#include "support/delay_families.hpp"
 #include "support/fixtures.hpp"
 
 using namespace stalesgd;
@@ -62,8 +63,9 @@ TEST_CASE("the same seed gives the same draws, bit for bit", "[straggler][distri
 
 TEST_CASE("spec-level errors", "[straggler][distribution]") {
   CHECK(parse_error("expo:mean=10ms") ==
-        "delay spec 'expo:mean=10ms': unknown distribution 'expo'; use one of none, const, "
-        "uniform, exp, shifted-exp, pareto, lognormal, mix, trace, e.g. exp:mean=20ms");
+        test::with_registered_families(
+            "delay spec 'expo:mean=10ms': unknown distribution 'expo'; use one of none, const, "
+            "uniform, exp, shifted-exp, pareto, lognormal, mix, trace, e.g. exp:mean=20ms"));
   CHECK(parse_error("") ==
         "delay spec is empty; write a distribution, e.g. exp:mean=20ms, or none for no delay");
   CHECK(parse_error("   ") == parse_error(""));
