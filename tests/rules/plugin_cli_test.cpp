@@ -1,7 +1,7 @@
 // A rule as a plug-in (stalesgd/plugin.hpp) through the CLI: examples/custom_rule's
 // capped-k-async with its own --cap and its own checkpointed state, loaded by train, race and
-// theory (serve and the MPI engine in tests/install/plugin_test.sh, against the installed
-// package), and the plug-ins the CLI refuses, one line each, exit 2, nothing written.
+// theory, --fit included (serve and the MPI engine in tests/install/plugin_test.sh, against the
+// installed package), and the plug-ins the CLI refuses, one line each, exit 2, nothing written.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -86,8 +86,9 @@ TEST_CASE("plugin CLI: a plug-in's rule and its option reach --help, train and s
   CHECK_THAT(other.output, Contains("--cap applies to --rule capped-k-async only, not k-async"));
 }
 
-TEST_CASE("plugin CLI: a race sweeps a plug-in's option, and theory predicts its rule",
-          "[rules][plugin][cli]") {
+TEST_CASE(
+    "plugin CLI: a race sweeps a plug-in's option, and theory predicts its rule and fits its runs",
+    "[rules][plugin][cli]") {
   TempDir dir;
   write_text(dir / "capped.toml",
              "name = \"capped\"\n"
@@ -115,6 +116,12 @@ TEST_CASE("plugin CLI: a race sweeps a plug-in's option, and theory predicts its
   REQUIRE(theory.exit_code == 0);
   CHECK_THAT(theory.output, Contains("\"rule\": \"capped-k-async\"") && Contains("\"cap\": 1") &&
                                 Contains("monte_carlo"));
+  // --fit on a run of the race loads the plug-in its summary.json names, as --resume loads a
+  // checkpoint's, and predicts the run's rule from the fit.
+  const auto fit = run_cli({"theory", "--fit", (dir / "race" / "cap-2").string(), "--json"});
+  INFO(fit.output);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.output, Contains("\"rule\": \"capped-k-async\""));
 }
 
 TEST_CASE("plugin CLI: a plug-in that cannot be used is one line, exit 2, and writes nothing",

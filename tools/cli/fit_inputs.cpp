@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/option_table.hpp"
+#include "config/plugins.hpp"
 #include "util/memory.hpp"
 #include "util/regular_file.hpp"
 
@@ -36,8 +37,17 @@ Result<RunInfo> read_summary(const fs::path& dir) {
           "for it, or resume it with stalesgd train --resume {}",
           path.string(), dir.string())};
     }
+    // The run's plug-ins first, as --resume loads a checkpoint's: their rules' keys follow
+    // (config/plugins.hpp).
+    const auto& config = j.at("config");
+    if (const auto plugin = config.find("plugin");
+        plugin != config.end() && plugin->is_string() && !plugin->get<std::string>().empty()) {
+      if (auto s = load_plugins(plugin->get<std::string>()); !s) {
+        return Error{fmt::format("{}: {}", path.string(), s.error().message)};
+      }
+    }
     // The run's options read back through the option table (config/option_table.hpp).
-    auto o = options_from_json(j.at("config"));
+    auto o = options_from_json(config);
     if (!o) return Error{fmt::format("{} is damaged: {}", path.string(), o.error().message)};
     RunInfo r;
     r.workers = o->workers;
