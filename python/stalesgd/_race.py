@@ -36,13 +36,14 @@ def _key(k):
     return k if k.replace("_", "").replace("-", "").isalnum() else json.dumps(k)
 
 
-def toml_text(experiment):
+def toml_text(experiment, places=None):
     """The experiment file a dict stands for: its keys, then each list of dicts as [[key]]
-    tables (`run`, as race files write them) and each dict as a [key] table."""
+    tables (`run`, as race files write them) and each dict as a [key] table. places: a list
+    that gets, for each line of the text, where in the dict it comes from ("run[1].label")."""
     if not isinstance(experiment, dict):
         raise Error(f"race: the experiment is a {type(experiment).__name__}; give a dict or the "
                     "path of a TOML file")
-    lines, tables = [], []
+    lines, where, tables = [], [], []
     for k, v in experiment.items():
         if isinstance(v, dict):
             tables.append((k, [v], False))
@@ -50,13 +51,28 @@ def toml_text(experiment):
             tables.append((k, v, True))
         else:
             lines.append(f"{_key(k)} = {_value(k, v)}")
+            where.append(str(k))
     for k, items, array in tables:
         for i, item in enumerate(items):
-            lines.append("")
-            lines.append(f"[[{_key(k)}]]" if array else f"[{_key(k)}]")
+            at = f"{k}[{i}]" if array else str(k)
+            lines += ["", f"[[{_key(k)}]]" if array else f"[{_key(k)}]"]
+            where += [at, at]
             for kk, vv in item.items():
-                lines.append(f"{_key(kk)} = {_value(f'{k}[{i}].{kk}', vv)}")
+                lines.append(f"{_key(kk)} = {_value(f'{at}.{kk}', vv)}")
+                where.append(f"{at}.{kk}")
+    if places is not None:
+        places[:] = where
     return "\n".join(lines) + "\n"
+
+
+def _in_dict_terms(message, file, places):
+    """The engine's message about the file a dict was written to, naming the dict's key instead
+    of the file's line: "FILE:4: [[run]] needs a label" -> "race: run[0]: [[run]] needs ..."."""
+    if message.startswith(file + ":"):
+        line, sep, rest = message[len(file) + 1:].partition(":")
+        if sep and line.isdigit() and 1 <= int(line) <= len(places):
+            return f"race: {places[int(line) - 1]}:{rest}"
+    return message.replace(file, "the race's dict")
 
 
 def race(experiment, /, *, jobs=1, out=None, force=False, resume=False, set=None,
@@ -79,7 +95,8 @@ def race(experiment, /, *, jobs=1, out=None, force=False, resume=False, set=None
         if isinstance(experiment, (str, os.PathLike)):
             file = os.fspath(experiment)
         else:
-            source = toml_text(experiment)
+            places = []
+            source = toml_text(experiment, places)
             # Beside the current directory's files, so that relative trace paths resolve as in
             # Python; the temporary folder when the directory is not writable.
             try:
@@ -95,8 +112,13 @@ def race(experiment, /, *, jobs=1, out=None, force=False, resume=False, set=None
             cleanup.append(tmp)
             out = os.path.join(tmp, "race")
         command_line = ["stalesgd.race", file, "--out", os.fspath(out)]
-        interrupted = _core.race(file, set, os.fspath(out), int(jobs), bool(force), bool(resume),
-                                 bool(progress), command_line)
+        try:
+            interrupted = _core.race(file, set, os.fspath(out), int(jobs), bool(force),
+                                     bool(resume), bool(progress), command_line)
+        except Error as e:
+            if isinstance(experiment, (str, os.PathLike)):
+                raise
+            raise Error(_in_dict_terms(str(e), file, places)) from None
         loaded = load(out, updates=True, gradients=gradients)
         loaded.interrupted = interrupted
         if not kept:

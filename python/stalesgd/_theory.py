@@ -27,6 +27,13 @@ def theory(config=None, /, *, samples=20000, error=False, **options):
     optimum_epochs, p0, gamma, and data= (NumPy arrays, as train takes them).
     """
     own = {k: options.pop(k) for k in list(options) if k in _ERROR_ONLY}
+    samples = _count("samples", samples)
+    for key in ("constants_samples", "optimum_epochs"):
+        if key in own:
+            own[key] = _count(key, own[key], 2**31 - 1 if key == "optimum_epochs" else 2**63 - 1)
+    for key in ("p0", "gamma"):
+        if own.get(key) is not None and not _is_number(own[key]):
+            raise Error(f"theory({key}={own[key]!r}): give a number")
     if error:
         return _error(config, samples, {**_ERROR_ONLY, **own}, options)
     if own:
@@ -36,7 +43,7 @@ def theory(config=None, /, *, samples=20000, error=False, **options):
     # A run needs a budget to be valid; the prediction does not depend on it.
     if not {"iterations", "time", "target_error"} & set(opts):
         opts["iterations"] = 1
-    return core().predict_runtime(_options.settings(opts), int(samples))
+    return core().predict_runtime(_options.settings(opts), samples)
 
 
 def fit(source):
@@ -83,6 +90,17 @@ def _durations_of(path):
         raise Error(f"{path} is damaged; give a run folder written by stalesgd train") from None
 
 
+def _is_number(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _count(key, v, most=2**63 - 1):
+    """A whole number from 0 to `most` for `key` (the engine's integer), else one line."""
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool) or not 0 <= v <= most:
+        raise Error(f"theory({key}={v!r}): give a whole number from 0 to {most}")
+    return int(v)
+
+
 def _error(config, samples, own, options):
     opts = _options.merged(config, options, "theory")
     arrays = None
@@ -96,6 +114,9 @@ def _error(config, samples, own, options):
         budgets = []
     elif isinstance(budgets, (str, numbers.Real)):
         budgets = [budgets]
+    elif not isinstance(budgets, (list, tuple)) and type(budgets).__name__ != "ndarray":
+        raise Error(f"budgets: a {type(budgets).__name__} is no list of budgets; give seconds or "
+                    "durations like '10s', or a list of them")
     texts = []
     for b in budgets:
         if isinstance(b, numbers.Real) and not isinstance(b, bool):
@@ -105,6 +126,6 @@ def _error(config, samples, own, options):
         else:
             raise Error(f"budgets: a {type(b).__name__} is no budget; give seconds or durations "
                         "like '10s'")
-    return core().predict_errors(_options.settings(opts), arrays, texts, int(samples),
-                                 int(own["constants_samples"]), int(own["optimum_epochs"]),
-                                 own["p0"], own["gamma"])
+    p0, gamma = (None if own[k] is None else float(own[k]) for k in ("p0", "gamma"))
+    return core().predict_errors(_options.settings(opts), arrays, texts, samples,
+                                 own["constants_samples"], own["optimum_epochs"], p0, gamma)

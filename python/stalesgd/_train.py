@@ -102,6 +102,10 @@ def train(config=None, /, *, data=None, progress=None, **options):
     after Ctrl-C has stopped the run and its outputs are written.
     """
     opts = _options.merged(config, options, "train")
+    for key, what in (("out", "a folder"), ("resume", "a folder"), ("save_model", "a file")):
+        if key in opts and not isinstance(opts[key], (str, os.PathLike)):
+            raise Error(f"train({key}={opts[key]!r}): a {type(opts[key]).__name__} is no path; "
+                        f"give {what}'s path")
     _core = core()
     cleanup = []
     resume = opts.get("resume")

@@ -54,6 +54,12 @@ def test_a_bad_race_raises_the_cli_message(tmp_path, run_cli):
     assert not (tmp_path / "py").exists()
     with pytest.raises(stalesgd.Error, match="the experiment is a list"):
         stalesgd.race([1, 2])
+    # A dict's error names its key, not the line of the file it was written to (and removed).
+    with pytest.raises(stalesgd.Error) as e:
+        stalesgd.race(bad, out=tmp_path / "py2")
+    assert str(e.value).startswith("race: run[0]: ") and "k-asynk" in str(e.value)
+    with pytest.raises(stalesgd.Error, match=r"^race: run\[1\]: \[\[run\]\] needs a label"):
+        stalesgd.race(dict(EXPERIMENT, run=[{"label": "a", "rule": "async"}, {"rule": "sync"}]))
 
 
 def test_jobs_out_of_range_is_the_cli_message(tmp_path, run_cli):

@@ -94,6 +94,12 @@ def test_error_bounds_of_numpy_arrays_are_those_of_their_npz(tmp_path, run_cli):
     (dict(budgets=["10"]), r"^budgets: '10' is not a positive duration"),
     (dict(budgets=[-1]), r"^budgets: '-1.0s' is not a positive duration"),
     (dict(gamma=2), r"^--gamma must be in \[0, 1\]"),
+    # Wrong types: one line, not pybind11's TypeError.
+    (dict(p0="x"), r"^theory\(p0='x'\): give a number"),
+    (dict(constants_samples=-1), r"^theory\(constants_samples=-1\): give a whole number from 0"),
+    (dict(optimum_epochs=2**40), r"^theory\(optimum_epochs=1099511627776\): give a whole number"),
+    (dict(samples="x"), r"^theory\(samples='x'\): give a whole number"),
+    (dict(budgets={}), r"^budgets: a dict is no list of budgets"),
 ])
 def test_error_bounds_bad_input(options, message):
     with pytest.raises(stalesgd.Error, match=message):

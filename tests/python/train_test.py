@@ -132,6 +132,12 @@ def test_an_unknown_key_far_from_any_is_named_alone(run_cli):
     assert "--set lr_rul=fixed: unknown key 'lr_rul' (did you mean 'lr_rule'?)" in stderr
 
 
+def test_a_path_that_is_no_path_raises():
+    for key in ("out", "resume", "save_model"):
+        with pytest.raises(stalesgd.Error, match=rf"^train\({key}=5\): a int is no path"):
+            stalesgd.train(OPTIONS, progress=False, **{key: 5})
+
+
 def test_a_value_without_a_text_raises():
     with pytest.raises(stalesgd.Error, match=r"a dict is no option value"):
         stalesgd.train(lr={"a": 1})
