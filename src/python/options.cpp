@@ -46,8 +46,10 @@ std::string python_value(const std::string& text) {
       call, key, python_value(text), key, did_you_mean(key, keys)));
 }
 
-TrainerOptions read_settings(const Settings& settings, std::string_view call,
-                             const std::vector<std::string>& call_keys) {
+}  // namespace
+
+TrainerOptions options_from_settings(const Settings& settings, const std::string& call,
+                                     const std::vector<std::string>& call_keys) {
   TrainerOptions o;
   std::vector<std::string> given;
   for (std::size_t i = 0; i < settings.size(); ++i) {
@@ -85,13 +87,6 @@ TrainerOptions read_settings(const Settings& settings, std::string_view call,
     if (auto s = apply_setting(*setting, 0, o); !s) throw OptionError(s.error().message);
   }
   return o;
-}
-
-}  // namespace
-
-TrainerOptions options_from_settings(const Settings& settings, const std::string& call,
-                                     const std::vector<std::string>& call_keys) {
-  return read_settings(settings, call, call_keys);
 }
 
 }  // namespace stalesgd::python
