@@ -122,6 +122,43 @@ Dataset data_of(const ResolvedRun& run, const py::object& arrays,
   return data;
 }
 
+// The run's options from stalesgd.train's keywords (its own: data, progress), and for resume=
+// the checkpoint's header (the arrays' identity).
+std::pair<TrainerOptions, std::optional<CheckpointHeader>> run_options(const Settings& settings) {
+  const TrainerOptions given_options =
+      options_from_settings(settings, "train", {"data", "progress"});
+  const std::vector<std::string> flags = flags_of(settings);
+  // As `train --out ''` and `--resume ''` are refused (tools/cli/train_args.cpp); without out=
+  // the package gives a temporary folder, except to a resumed run, which has its own.
+  for (const char* flag : {"out", "resume"}) {
+    const auto& dir =
+        std::string_view(flag) == "out" ? given_options.out_dir : given_options.resume_dir;
+    if (given(flags, flag) && dir.empty()) {
+      throw OptionError(
+          fmt::format("--{} '' names no folder; give one, e.g. --{} runs/a", flag, flag));
+    }
+  }
+  if (given_options.resume_dir.empty()) {
+    if (given_options.out_dir.empty()) {
+      throw OptionError("--out '' names no folder; give one, e.g. --out runs/a");
+    }
+    return {given_options, std::nullopt};
+  }
+  auto [options, header] = resumed(given_options, flags);
+  return {std::move(options), std::move(header)};
+}
+
+// A progress sample as the dict python/stalesgd/_progress.py shows.
+py::dict progress_dict(const ProgressSample& s) {
+  py::dict p;
+  p["t"] = s.t_s;
+  p["wall"] = s.wall_s;
+  p["iteration"] = s.iteration;
+  p["budget"] = s.budget ? py::cast(*s.budget) : py::none();
+  p["test_error"] = s.test_error ? py::cast(*s.test_error) : py::none();
+  return p;
+}
+
 py::dict summary_of(const FolderRun& run) {
   py::dict d;
   d["stop_reason"] = to_string(run.record.stop_reason);
@@ -136,27 +173,8 @@ void bind_train(py::module_& m) {
       "train",
       [](const Settings& settings, const std::vector<std::string>& command_line,
          const py::object& arrays, const py::object& on_progress) {
-        // The keyword arguments of stalesgd.train's own (python/stalesgd/_train.py).
-        const TrainerOptions given_options =
-            options_from_settings(settings, "train", {"data", "progress"});
-        const std::vector<std::string> flags = flags_of(settings);
-        // As `train --out ''` and `--resume ''` are refused (tools/cli/train_args.cpp); without
-        // out= the package gives a temporary folder, except to a resumed run, which has its own.
-        for (const char* flag : {"out", "resume"}) {
-          const auto& dir =
-              std::string_view(flag) == "out" ? given_options.out_dir : given_options.resume_dir;
-          if (given(flags, flag) && dir.empty()) {
-            throw OptionError(
-                fmt::format("--{} '' names no folder; give one, e.g. --{} runs/a", flag, flag));
-          }
-        }
-        const bool resume = !given_options.resume_dir.empty();
-        if (!resume && given_options.out_dir.empty()) {
-          throw OptionError("--out '' names no folder; give one, e.g. --out runs/a");
-        }
-        TrainerOptions options = given_options;
-        std::optional<CheckpointHeader> header;
-        if (resume) std::tie(options, header) = resumed(given_options, flags);
+        auto [options, header] = run_options(settings);
+        const bool resume = header.has_value();
         auto resolved = ResolvedRun::resolve(options);
         if (!resolved) throw OptionError(resolved.error().message);
         // A bad save_model is found before anything is trained, as `train --save-model`'s.
@@ -181,16 +199,7 @@ void bind_train(py::module_& m) {
         run_interruptible([&] { ran = run_into_folder(*resolved, data, folder); }, interrupt,
                           [&] {
                             if (on_progress.is_none()) return;
-                            if (auto s = progress.take()) {
-                              py::dict p;
-                              p["t"] = s->t_s;
-                              p["wall"] = s->wall_s;
-                              p["iteration"] = s->iteration;
-                              p["budget"] = s->budget ? py::cast(*s->budget) : py::none();
-                              p["test_error"] =
-                                  s->test_error ? py::cast(*s->test_error) : py::none();
-                              on_progress(p);
-                            }
+                            if (auto sample = progress.take()) on_progress(progress_dict(*sample));
                           });
         if (!ran) throw OptionError(ran.error().message);
         // save_model: the final parameters, the ones the last evaluation scored (as the CLI's).
