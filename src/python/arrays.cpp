@@ -1,12 +1,16 @@
 // A Dataset from the NumPy arrays python/stalesgd/_data.py checked (train(data=...) and
 // theory(error=True, data=...); docs/python.md, "NumPy data").
 #include <cstring>
+#include <span>
+#include <string_view>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include "python/bindings.hpp"
+#include "util/crc32.hpp"
 
 namespace stalesgd::python {
 namespace {
@@ -28,6 +32,21 @@ Split split_from(const FloatArray& x, const LabelArray& y, const ImageShape& sha
   return s;
 }
 
+// The arrays' identity, as a data set's files have theirs (Dataset::digest): the CRC-32 of the
+// training split's samples and labels, then of the test split's with the shape and classes, so
+// that a resumed run's checkpoint tells other arrays from its own (check_identity).
+std::string arrays_digest(const Dataset& d) {
+  const auto crc_of = [](const Split& s, std::uint32_t crc) {
+    crc = crc32_of(std::string_view(reinterpret_cast<const char*>(s.features.data()),
+                                    s.features.size() * sizeof(float)),
+                   crc);
+    return crc32_of(std::span<const std::uint8_t>(s.labels), crc);
+  };
+  const std::string shape = fmt::format("{}x{}x{}:{}", d.train.shape.channels, d.train.shape.height,
+                                        d.train.shape.width, d.num_classes);
+  return fmt::format("{:08x}{:08x}", crc_of(d.train, 0), crc_of(d.test, crc32_of(shape)));
+}
+
 }  // namespace
 
 Dataset dataset_from_arrays(const py::object& arrays, const std::string& name) {
@@ -40,6 +59,7 @@ Dataset dataset_from_arrays(const py::object& arrays, const std::string& name) {
   d.num_classes = t[5].cast<int>();
   d.train = split_from(t[0].cast<FloatArray>(), t[1].cast<LabelArray>(), image);
   d.test = split_from(t[2].cast<FloatArray>(), t[3].cast<LabelArray>(), image);
+  d.digest = arrays_digest(d);
   return d;
 }
 

@@ -42,7 +42,8 @@ TrainerOptions options_from_settings(const Settings& settings, const std::string
 void run_interruptible(const std::function<void()>& work, std::atomic<bool>& interrupt,
                        const std::function<void()>& poll = {});
 
-// The data set of the arrays python/stalesgd/_data.py's arrays_of returns, named `name`.
+// The data set of the arrays python/stalesgd/_data.py's arrays_of returns, named `name`, its
+// digest the CRC-32s of the arrays (a resumed run's identity check compares it).
 Dataset dataset_from_arrays(const pybind11::object& arrays, const std::string& name);
 
 void bind_train(pybind11::module_& m);

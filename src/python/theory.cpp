@@ -38,8 +38,8 @@ bool given(const Settings& settings, std::string_view key) {
 
 // The request `theory --error` builds from its flags, from the option table's keys: the rule is
 // K-sync and K is swept unless given, as there.
-ErrorRequest error_request(const Settings& settings, const std::vector<std::string>& budgets) {
-  const TrainerOptions o = theory_options(settings);
+ErrorRequest error_request(const Settings& settings, const TrainerOptions& o,
+                           const std::vector<std::string>& budgets) {
   ErrorRequest q;
   q.rule = given(settings, "rule") ? o.rule : RuleSpec{"", 0, {}};
   if (!given(settings, "k")) q.rule.k = 0;
@@ -72,14 +72,14 @@ void bind_theory(py::module_& m) {
          const std::vector<std::string>& budgets, std::uint64_t samples,
          std::size_t constants_samples, int optimum_epochs, std::optional<double> p0,
          std::optional<double> gamma) -> py::object {
-        ErrorRequest q = error_request(settings, budgets);
+        const TrainerOptions o = theory_options(settings);
+        ErrorRequest q = error_request(settings, o, budgets);
         q.samples = samples;
         q.constants_samples = constants_samples;
         q.optimum_epochs = optimum_epochs;
         q.p0 = p0;
         q.gamma = gamma;
         if (auto s = check_error_request(q); !s) throw OptionError(s.error().message);
-        const TrainerOptions o = theory_options(settings);
         std::optional<Dataset> data;
         if (arrays.is_none()) {
           auto loaded = load_dataset(o.dataset, o.data_dir);

@@ -16,7 +16,6 @@
 #include "stalesgd/data/catalog.hpp"
 #include "stalesgd/engine/progress.hpp"
 #include "stalesgd/experiment/run_folder.hpp"
-#include "util/crc32.hpp"
 
 namespace stalesgd::python {
 namespace {
@@ -42,21 +41,6 @@ class LatestProgress : public ProgressSink {
 
 // The data set name python/stalesgd/_train.py gives NumPy arrays (data=).
 constexpr std::string_view kArraysDataset = "npz:(numpy arrays)";
-
-// The arrays' identity, as a data set's files have theirs (Dataset::digest): the CRC-32 of the
-// training split's samples and labels, then of the test split's with the shape and classes, so
-// that a resumed run's checkpoint tells other arrays from its own (check_identity).
-std::string arrays_digest(const Dataset& d) {
-  const auto crc_of = [](const Split& s, std::uint32_t crc) {
-    crc = crc32_of(std::string_view(reinterpret_cast<const char*>(s.features.data()),
-                                    s.features.size() * sizeof(float)),
-                   crc);
-    return crc32_of(std::span<const std::uint8_t>(s.labels), crc);
-  };
-  const std::string shape = fmt::format("{}x{}x{}:{}", d.train.shape.channels, d.train.shape.height,
-                                        d.train.shape.width, d.num_classes);
-  return fmt::format("{:08x}{:08x}", crc_of(d.train, 0), crc_of(d.test, crc32_of(shape)));
-}
 
 // The flags of the keys given ("data_dir" -> "data-dir"), for resume's check of what was given.
 std::vector<std::string> flags_of(const Settings& settings) {
@@ -111,7 +95,6 @@ Dataset data_of(const ResolvedRun& run, const py::object& arrays,
         dir, dataset));
   }
   Dataset data = dataset_from_arrays(arrays, dataset);
-  data.digest = arrays_digest(data);
   // A run of another version recorded no digest; else the arrays must be the run's.
   if (header && !header->data_digest.empty() && header->data_digest != data.digest) {
     throw OptionError(fmt::format(

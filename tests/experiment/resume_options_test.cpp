@@ -137,17 +137,17 @@ TEST_CASE("resume options: options given beside --resume agree with the run's or
     CHECK(run.options.time_s == 30.0);
   }
   SECTION("a value that differs names the flag and the checkpoint's value") {
-    auto run = resumed();
-    const Given g = given(dir.path(), {{"time", "90s"}});
-    const auto s = apply_given_options(run, g.options, g.flags);
-    REQUIRE_FALSE(s);
-    CHECK(s.error().message ==
+    const auto refusal = [&](const std::vector<std::pair<std::string, std::string>>& set) {
+      auto run = resumed();
+      const Given g = given(dir.path(), set);
+      const auto s = apply_given_options(run, g.options, g.flags);
+      REQUIRE_FALSE(s);
+      return s.error().message;
+    };
+    CHECK(refusal({{"time", "90s"}}) ==
           "--time conflicts with the run's --time 30s: --resume continues a run with the flags "
           "in its checkpoint");
-    const Given off = given(dir.path(), {{"sequential", "true"}});
-    const auto sw = apply_given_options(run, off.options, off.flags);
-    REQUIRE_FALSE(sw);
-    CHECK(sw.error().message ==
+    CHECK(refusal({{"sequential", "true"}}) ==
           "--sequential conflicts with the run's --sequential (not given): --resume continues a "
           "run with the flags in its checkpoint");
   }
