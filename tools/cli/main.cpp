@@ -67,14 +67,14 @@ int main(int argc, char** argv) {
   const bool mpi = stalesgd::cli::wants_mpi(argc, argv);
   if (const int rank = stalesgd::cli::rank_of_a_job();
       !mpi && rank >= 0 && argc >= 2 && std::string_view(argv[1]) == "train") {
-    // Rank 0 alone says it (every rank exits 2 without starting MPI).
-    if (rank == 0) {
-      fmt::print(stderr,
-                 "stalesgd: error: started by mpirun with {} ranks but without --engine mpi: add "
-                 "--engine mpi (rank 0 serves, the other ranks work), or run stalesgd train "
-                 "without mpirun for the thread engine\n",
-                 std::getenv("OMPI_COMM_WORLD_SIZE"));
-    }
+    // Rank 0 alone says it and exits 2, mpirun's status; the others exit 0, without starting
+    // MPI. Were they to exit 2 first, mpirun would end the job, rank 0 with it, before the line.
+    if (rank != 0) return 0;
+    fmt::print(stderr,
+               "stalesgd: error: started by mpirun with {} ranks but without --engine mpi: add "
+               "--engine mpi (rank 0 serves, the other ranks work), or run stalesgd train "
+               "without mpirun for the thread engine\n",
+               std::getenv("OMPI_COMM_WORLD_SIZE"));
     return 2;
   }
   try {

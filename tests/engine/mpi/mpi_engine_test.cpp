@@ -186,7 +186,11 @@ TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][m
            {3, "--iterations 10 --data-dir " + empty.path().string(), 1, "rank 0 (host "},
        }) {
     const auto r = mpi_train(c.ranks, c.args);
-    INFO(c.args << "\n" << r.output);
+    // What came after the first line goes first: a log cut short still shows it.
+    const auto first_end = r.output.find('\n');
+    INFO(c.args << "; after the first line: "
+                << (first_end == std::string::npos ? "" : r.output.substr(first_end + 1)));
+    INFO(r.output);
     CHECK(r.exit_code == c.exit_code);
     CHECK(line_count(r.output) == 1);
     CHECK(r.output.find(c.says) != std::string::npos);
