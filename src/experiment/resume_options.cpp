@@ -98,6 +98,10 @@ Status apply_given_options(ResumedRun& run, const TrainerOptions& given,
       o.data_dir = given.data_dir;
       continue;
     }
+    if (flag == "save-model") {  // where the final parameters go is no part of the run
+      o.save_model = given.save_model;
+      continue;
+    }
     const OptionDecl* d = find_option(flag);
     if (d == nullptr || d->get(given) != d->get(o)) {
       return Error{fmt::format(

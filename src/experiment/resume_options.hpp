@@ -39,9 +39,9 @@ Result<ResumedRun> read_resumed_run(const std::filesystem::path& dir);
 
 // Every flag given beside --resume against the run's: each must agree with the checkpoint's,
 // but for --resume, --out (check_resume_flags), --data-dir (the data may have moved: it is
-// taken, and the checkpoint's data digest decides), --no-progress and --progress-every. The
-// run takes the given progress options. An Error is a usage error naming the flag and the
-// run's value.
+// taken, and the checkpoint's data digest decides), --save-model, --no-progress and
+// --progress-every. The run takes the given data dir, model file and progress options. An Error is
+// a usage error naming the flag and the run's value.
 Status apply_given_options(ResumedRun& run, const TrainerOptions& given,
                            const std::vector<std::string>& flags);
 

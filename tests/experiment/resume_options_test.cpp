@@ -120,7 +120,7 @@ TEST_CASE("resume options: options given beside --resume agree with the run's or
     return std::move(run).value();
   };
 
-  SECTION("the run's own values, the data dir and the progress options are taken") {
+  SECTION("the run's own values, the data dir, the model file and the progress options are taken") {
     auto run = resumed();
     const Given g = given(dir.path(), {{"rule", "k-async"},
                                        {"k", "2"},
@@ -128,12 +128,14 @@ TEST_CASE("resume options: options given beside --resume agree with the run's or
                                        {"data-dir", "/elsewhere/data"},
                                        {"no-progress", "true"},
                                        {"progress-every", "3s"},
+                                       {"save-model", "/elsewhere/final.npy"},
                                        {"out", dir.path().string()}});
     REQUIRE(check_resume_flags(dir.path(), g.options, g.flags));
     REQUIRE(apply_given_options(run, g.options, g.flags));
     CHECK(run.options.data_dir == "/elsewhere/data");
     CHECK_FALSE(run.options.progress);
     CHECK(run.options.progress_every_s == 3.0);
+    CHECK(run.options.save_model == "/elsewhere/final.npy");
     CHECK(run.options.time_s == 30.0);
   }
   SECTION("a value that differs names the flag and the checkpoint's value") {

@@ -72,7 +72,7 @@ def cli_message(run_cli, *args):
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
     out = tmp_path_factory.mktemp("uninterrupted") / "run"
-    stalesgd.train(OPTIONS, out=out, progress=False)
+    stalesgd.train(OPTIONS, out=out, save_model=out.parent / "final.npy", progress=False)
     return out
 
 
@@ -83,9 +83,12 @@ def test_a_run_cut_by_ctrl_c_twice_and_resumed_is_the_uninterrupted_run(
     # Ctrl-C stops a resumed run as it stops a new one: outputs written, a checkpoint at the stop.
     second = cut(monkeypatch, {"resume": out})
     assert first["iterations"] < second["iterations"]
-    result = stalesgd.train(resume=out, progress=False)
+    # save_model is where the final parameters go, no part of the run: given only now, it is
+    # taken, and they are the uninterrupted run's.
+    result = stalesgd.train(resume=out, save_model=tmp_path / "final.npy", progress=False)
     assert result.dir == out and result.stop_reason == "time" and result.error == ""
     assert_same_run(uninterrupted, out)
+    assert (tmp_path / "final.npy").read_bytes() == (uninterrupted.parent / "final.npy").read_bytes()
     assert len(result.updates) == result.summary["iterations"]
     assert result.summary["config"] == json.loads(
         (uninterrupted / "summary.json").read_text())["config"]
