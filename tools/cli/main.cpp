@@ -83,7 +83,12 @@ int main(int argc, char** argv) {
         return stalesgd::cli::fail(s.error().message, 2);
       }
     }
-    return stalesgd::mpi::finalize(stalesgd::cli::run_cli(argc, argv));
+    const int status = stalesgd::cli::run_cli(argc, argv);
+    // Under MPI a worker rank fails only as rank 0 does (every start-up error is agreed, and a
+    // failure in a rank's threads aborts the job), and rank 0 says why and sets mpirun's status.
+    // The workers exit 0: mpirun ends a job at its first non-zero exit, and that could cut
+    // rank 0's line short.
+    return stalesgd::mpi::finalize(stalesgd::mpi::reports() ? status : 0);
   } catch (const std::bad_alloc&) {
     // Memory ran out where no command caught it (a run's own failures are caught and written
     // as "failed"): the machine's limit, not a bug.

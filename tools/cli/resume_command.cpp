@@ -28,8 +28,10 @@ int run_resume(const TrainerOptions& given, const std::vector<std::string>& flag
     }
   }
   if (auto s = mpi::agree(locked); !s) return fail(s.error().message);
+  // Every rank reads the checkpoint (on another host, its copy of the folder): one that cannot
+  // stops them all, named by rank 0.
   auto run = read_resumed_run(dir);
-  if (!run) return fail(run.error().message);
+  if (auto s = mpi::agree(run ? Status{} : Status{run.error()}); !s) return fail(s.error().message);
   if (auto s = apply_given_options(*run, given, flags); !s) return fail(s.error().message, 2);
   return run_train(run->options, ResumePoint{std::move(run->payload), std::move(run->header)},
                    command_line);

@@ -108,9 +108,14 @@ int run_train(const TrainerOptions& given, const std::optional<ResumePoint>& res
   if (options.checkpoint_every_s > 0.0) {
     if (options.out_dir.empty()) return fail("--checkpoint-every needs --out DIR to write into", 2);
   }
-  // A bad --save-model is found before anything is trained.
+  // A bad --save-model is found before anything is trained. Under MPI rank 0 alone writes it,
+  // and every rank stops with it at the agreement below (a rank that left alone would leave the
+  // others waiting for it).
   if (!options.save_model.empty() && mpi::reports()) {
-    if (auto s = check_model_path(options.save_model); !s) return fail(s.error().message);
+    if (auto s = check_model_path(options.save_model); !s) {
+      if (!mpi::active()) return fail(s.error().message);
+      ready = s.error();
+    }
   }
   // One process per folder (docs/reliability.md): --resume took the lock before it read the
   // checkpoint; a new run takes it here, before --force may remove anything.

@@ -181,6 +181,9 @@ TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][m
            {3, "--clock virtual --iterations 10", 2, "--clock virtual"},
            {3, "--sequential --iterations 10", 2, "--sequential"},
            {3, "--server thread --iterations 10", 2, "--server thread"},
+           // Rank 0 alone checks it; every rank stops with it.
+           {3, "--iterations 10 --save-model /dev/null/x.npy", 1,
+            "): --save-model /dev/null/x.npy: /dev/null is not a folder"},
            {1, "--iterations 10", 2, "at least 2 ranks"},
            // Every rank fails to load; rank 0 names the first.
            {3, "--iterations 10 --data-dir " + empty.path().string(), 1, "rank 0 (host "},

@@ -2,6 +2,7 @@
 // kill -9 and resumed with --resume continues with each iteration once.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,25 @@ TEST_CASE("mpi: a run killed with kill -9 and resumed has each iteration once", 
   INFO(killed.output);
   REQUIRE(fs::exists(out / "checkpoint.bin"));
   REQUIRE(summary_status(out) == "running");  // written at the start, never ended
+  // A worker rank that cannot read the checkpoint (on another host, with no copy of the folder)
+  // stops every rank, named by rank 0 in one line; nothing in the folder changes.
+  const auto bytes = [&](const char* name) {
+    std::ifstream f(out / name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string checkpoint = bytes("checkpoint.bin");
+  const std::string summary = bytes("summary.json");
+  const std::string flags = " train --engine mpi --no-progress --resume ";
+  const auto unread =
+      run_mpi_shell("timeout 60 tools/mpirun.sh -np 1 " STALESGD_CLI + flags + out.string() +
+                    " : -np 2 " STALESGD_CLI + flags + (dir / "elsewhere").string());
+  INFO(unread.output);
+  CHECK(unread.exit_code == 1);
+  CHECK(line_count(unread.output) == 1);
+  CHECK(unread.output.find("stalesgd: error: rank 1 (host ") != std::string::npos);
+  CHECK(unread.output.find((dir / "elsewhere").string() + ": no such folder") != std::string::npos);
+  CHECK(bytes("checkpoint.bin") == checkpoint);
+  CHECK(bytes("summary.json") == summary);
   const auto resumed = run_mpi_shell("timeout --foreground 60 tools/mpirun.sh -np 3 " STALESGD_CLI
                                      " train --engine mpi --no-progress --resume " +
                                      out.string());
