@@ -1,10 +1,16 @@
 // Entry point of the `stalesgd` CLI: parses, dispatches, and turns every failure into one line.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <new>
+#include <string>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -16,9 +22,17 @@
 
 namespace stalesgd::cli {
 
+namespace {
+// A worker rank's last failure, unsaid: rank 0 says the ones every rank shares (end_failed_job).
+std::string g_unsaid;
+}  // namespace
+
 int fail(const std::string& message, int status) {
   // Under MPI every rank parses the same flags and agrees on start-up errors: rank 0 speaks.
-  if (!mpi::reports()) return status;
+  if (!mpi::reports()) {
+    g_unsaid = message;
+    return status;
+  }
   // The live progress line goes first: the error is the last line, never glued to it.
   live_line::clear();
   fmt::print(stderr, "stalesgd: error: {}\n", message);
@@ -54,6 +68,22 @@ int rank_of_a_job() {
   return std::atoi(rank);
 }
 
+// An MPI job that failed, on each rank: rank 0 has said why, and MPI_Abort ends every rank
+// wherever it waits (a failure rank 0 met alone leaves the others in a collective, which a
+// finalize would wait for forever). A worker rank waits for that abort; one that failed alone
+// (say, a file missing on its host) then names itself and ends the job, the lowest such rank
+// first, so that it alone speaks.
+[[noreturn]] void end_failed_job(int status) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (mpi::reports()) mpi::abort(status);
+  std::this_thread::sleep_for(std::chrono::seconds(9 + std::min(mpi::rank(), 11)));
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  fmt::print(stderr, "stalesgd: error: rank {} (host {}): {}\n", mpi::rank(), host, g_unsaid);
+  mpi::abort(status);
+}
+
 }  // namespace
 }  // namespace stalesgd::cli
 
@@ -84,11 +114,8 @@ int main(int argc, char** argv) {
       }
     }
     const int status = stalesgd::cli::run_cli(argc, argv);
-    // Under MPI a worker rank fails only as rank 0 does (every start-up error is agreed, and a
-    // failure in a rank's threads aborts the job), and rank 0 says why and sets mpirun's status.
-    // The workers exit 0: mpirun ends a job at its first non-zero exit, and that could cut
-    // rank 0's line short.
-    return stalesgd::mpi::finalize(stalesgd::mpi::reports() ? status : 0);
+    if (status != 0 && stalesgd::mpi::active()) stalesgd::cli::end_failed_job(status);
+    return stalesgd::mpi::finalize(status);
   } catch (const std::bad_alloc&) {
     // Memory ran out where no command caught it (a run's own failures are caught and written
     // as "failed"): the machine's limit, not a bug.

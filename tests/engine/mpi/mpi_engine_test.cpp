@@ -207,6 +207,17 @@ TEST_CASE("mpi: start-up failures are one line and a non-zero exit", "[engine][m
   CHECK(worker.exit_code == 1);
   CHECK(line_count(worker.output) == 1);
   CHECK(worker.output.find("stalesgd: error: rank 1 (host ") != std::string::npos);
+  // A worker rank that fails alone (its --config missing on its host) while rank 0 waits for it
+  // at the start-up agreement: it names itself and ends the job.
+  const auto alone = run_mpi_shell("timeout 60 tools/mpirun.sh -np 1 " STALESGD_CLI + flags +
+                                   " : -np 1 " STALESGD_CLI + flags + " --config " +
+                                   (empty / "run.toml").string());
+  INFO(alone.output);
+  CHECK(alone.exit_code == 2);
+  CHECK(line_count(alone.output) == 1);
+  CHECK(alone.output.find("stalesgd: error: rank 1 (host ") != std::string::npos);
+  CHECK(alone.output.find("--config " + (empty / "run.toml").string() + ": file not found") !=
+        std::string::npos);
   // Under mpirun, but without --engine mpi: rank 0 says what to add, nobody trains or writes.
   const auto plain = run_mpi_shell("timeout 60 tools/mpirun.sh -np 3 " STALESGD_CLI
                                    " train --iterations 10 --no-progress --out " +
