@@ -52,7 +52,11 @@ void RunWatch::restart_stats() {
 }
 
 void RunWatch::refresh(double now_s) {
-  if (entry_.pending) return;
+  if (entry_.pending) {
+    // The race holds its folder's lock while it runs (docs/reliability.md).
+    race_alive_ = lock_holder_alive(entry_.dir.parent_path());
+    return;
+  }
   if (const auto stamp = FileStamp::of(entry_.dir / "summary.json"); stamp != summary_stamp_) {
     summary_stamp_ = stamp;
     summary_refused_.clear();
@@ -141,7 +145,9 @@ RunWatch::Budget RunWatch::budget() const {
 }
 
 std::string RunWatch::status() const {
-  if (entry_.pending) return "pending";
+  // Named by runs.csv, with no folder: to come while its race runs, else it never will (the
+  // race stopped before it) or its folder was deleted.
+  if (entry_.pending) return race_alive_ == 1 ? "pending" : "missing";
   if (summary_ && summary_->contains("status") && (*summary_)["status"].is_string()) {
     return (*summary_)["status"].get<std::string>();
   }
@@ -153,7 +159,7 @@ std::string RunWatch::status() const {
 
 std::optional<double> RunWatch::progress() const {
   const std::string s = status();
-  if (s == "pending") return 0.0;
+  if (s == "pending" || s == "missing") return 0.0;
   if (s == "unreadable") return std::nullopt;
   if (s == "complete") return 1.0;
   // Running, or ended short of its budget (stopped, interrupted, failed, incomplete): the share

@@ -80,6 +80,7 @@ class RunWatch {
   std::optional<nlohmann::json> early_prediction_;
   bool early_prediction_tried_ = false;
   int lock_alive_ = -1;
+  int race_alive_ = -1;  // a pending run's race: lock_holder_alive of its folder
   // The first progress seen while running and the latest, for the ETA.
   std::optional<std::pair<double, double>> first_progress_, last_progress_;
 };

@@ -41,6 +41,11 @@ nlohmann::json RunWatch::overview() const {
   if (message.is_null()) message = summary_value(summary_, {"error"});
   const auto refused = unreadable();
   if (message.is_null() && !refused.empty()) message = refused.front();
+  if (st == "missing") {
+    message =
+        "runs.csv names this run, but it has no folder and its race is not running: the "
+        "race stopped before it, or the folder was deleted";
+  }
   j["message"] = message;
   j["unreadable"] = refused;
   j["rows"] = {

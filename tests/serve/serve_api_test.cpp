@@ -3,6 +3,8 @@
 // the page's files. serve_cli_test.cpp drives the same routes over HTTP on a real race.
 #include "serve/serve_api.hpp"
 
+#include <unistd.h>
+
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -29,6 +31,8 @@ const char* kEvalsHeader = "wall_s,iteration,train_loss,test_loss,test_error,tra
 // not started.
 fs::path write_race(const TempDir& dir) {
   const fs::path race = dir / "race";
+  // The race runs: this process holds its folder (FolderLock writes the holder's pid).
+  append(race / ".stalesgd.lock", std::to_string(::getpid()) + "\n");
   append(race / "runs.csv",
          "label,slug,rule,k,seed,time,iterations,target_error,workers,delay,hidden\n"
          "a (seed 1),a-seed-1,async,1,1,10s,0,0.5,4,exp:mean=10ms,\n"
@@ -108,6 +112,7 @@ TEST_CASE("/api/runs lists a race's runs with status, group, progress and figure
   CHECK(going["predicted"]["method"] == "closed form");
   CHECK(going["predicted"]["seconds_per_iteration"].get<double>() == Approx(0.010 / 4));
   CHECK(done["predicted"]["source"] == "summary.json");
+  // The race that names it runs (its folder's lock is this process's): still to come.
   CHECK(pending["status"] == "pending");
   REQUIRE(j["groups"].size() == 2);
   CHECK(j["groups"][0]["name"] == "a");
@@ -121,6 +126,15 @@ TEST_CASE("/api/runs lists a race's runs with status, group, progress and figure
   CHECK(stopped["started"] == true);
   CHECK(done["started"] == true);
   CHECK(pending["started"] == false);
+  // The race is over (the process that locked its folder is gone) and the run has no folder:
+  // it never will, or it was deleted.
+  fs::remove(race / ".stalesgd.lock");
+  append(race / ".stalesgd.lock", "4194303\n");
+  const auto missing = get_json(api, "/api/runs")["runs"][2];
+  CHECK(missing["status"] == "missing");
+  CHECK(missing["progress"] == 0.0);
+  CHECK(missing["message"].get<std::string>().find("the race stopped before it, or the folder "
+                                                   "was deleted") != std::string::npos);
 }
 
 TEST_CASE("/api/runs: a run that ended before its first update shows no progress", "[serve]") {

@@ -88,8 +88,9 @@
 
   // Run and race as one name: two races may each have an "async".
   const fullLabel = o => (o.race ? `${o.race} / ${o.label}` : o.label);
-  // A run that ended before its first update never started, whatever ended it.
-  const neverStarted = o => o.started === false && !['pending', 'running'].includes(o.status);
+  // A run that ended before its first update never started, whatever ended it (a missing one,
+  // with no folder, says so itself).
+  const neverStarted = o => o.started === false && !['pending', 'running', 'missing'].includes(o.status);
 
   function row(run, showRace) {
     const o = run.overview, st = o.staleness || {};
@@ -100,7 +101,7 @@
       : `${g.cancelled} (${(100 * o.cancelled_fraction).toFixed(1)}%)`;
     const last = run.evals.test_error.length ? run.evals.test_error[run.evals.test_error.length - 1] : null;
     const never = neverStarted(o);
-    const progress = o.progress == null || never ? '—'
+    const progress = o.progress == null || never || o.status === 'missing' ? '—'
       : `<span class="bar"><span style="width:${(100 * o.progress).toFixed(1)}%"></span></span>${(100 * o.progress).toFixed(0)}%`;
     const tr = document.createElement('tr');
     Object.assign(tr.dataset, {
@@ -180,7 +181,7 @@
     const table = document.getElementById('table-box');
     document.body.dataset.tableOverflow = String(table.scrollWidth > table.clientWidth + 1);
     if (!window.StaleCharts.available()) return;
-    const drawable = shown.filter(r => r.overview.status !== 'pending' && !view.hidden.has(r.id));
+    const drawable = shown.filter(r => !['pending', 'missing'].includes(r.overview.status) && !view.hidden.has(r.id));
     window.StaleCharts.draw(drawable, groups, view);
   }
 
@@ -202,7 +203,7 @@
         Object.assign(run, { overview: o, label: fullLabel(o), group: o.group, inBand: size > 1,
           color: window.StaleView.color(groupIndex.get(o.group) || 0) });
         const seen = JSON.stringify([o.rows, o.status]);
-        if (o.status !== 'pending' && seen !== run.pulled) {
+        if (!['pending', 'missing'].includes(o.status) && seen !== run.pulled) {
           // One run's files going (deleted, replaced) while the page is open is that run's
           // problem, said on its row; the others go on.
           try {
