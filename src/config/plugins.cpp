@@ -1,6 +1,10 @@
 // Loading the plug-ins that options name, before the options are read (config/plugins.hpp).
 #include "config/plugins.hpp"
 
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "config/option_table.hpp"
@@ -30,12 +34,25 @@ Status load_plugins(const std::string& value) {
 }
 
 Status load_plugins_in_args(const std::vector<std::string>& args) {
+  // The value of a `plugin=X` setting: --set plugin=X, --set=plugin=X or the bare plugin=X.
+  const auto setting = [](std::string_view a) -> std::optional<std::string> {
+    if (a.rfind("--set=", 0) == 0) a.remove_prefix(6);
+    if (a.rfind("plugin=", 0) != 0) return std::nullopt;
+    return std::string(a.substr(7));
+  };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--plugin" && i + 1 < args.size()) {
-      if (auto s = load_plugins(args[i + 1]); !s) return s;
+    std::optional<std::string> value;
+    if ((a == "--plugin" || a == "--set") && i + 1 < args.size()) {
+      value = a == "--plugin" ? std::optional(args[i + 1]) : setting(args[i + 1]);
+      ++i;
     } else if (a.rfind("--plugin=", 0) == 0) {
-      if (auto s = load_plugins(a.substr(9)); !s) return s;
+      value = a.substr(9);
+    } else {
+      value = setting(a);
+    }
+    if (value) {
+      if (auto s = load_plugins(*value); !s) return s;
     }
   }
   return {};

@@ -21,7 +21,8 @@ std::string absolute_plugin_paths(const std::string& value);
 // registered against train's own options (check_rule_options). One line on failure.
 Status load_plugins(const std::string& value);
 
-// The same for the --plugin values among command-line words ("--plugin X", "--plugin=X").
+// The same for the --plugin values among command-line words ("--plugin X", "--plugin=X", and
+// the settings "--set plugin=X", "--set=plugin=X" and the bare "plugin=X").
 Status load_plugins_in_args(const std::vector<std::string>& args);
 
 // The same for an experiment file's or run.toml's `plugin` keys: at the top and in each

@@ -76,6 +76,19 @@ TEST_CASE("plugin CLI: a plug-in's rule and its option reach --help, train and s
     stalest = std::max(stalest, st);
   }
   CHECK(stalest > 3);
+  // The plug-in named as a setting (--set plugin=X, --set=plugin=X, the bare plugin=X) is loaded
+  // first as well, so that the rule and its option are known to the words before it.
+  for (const std::string words : {"--set plugin=", "--set=plugin=", "plugin="}) {
+    const fs::path out = dir / "set";
+    const auto r = run_shell(kCli +
+                             " train --set rule=capped-k-async --set cap=1 --k 2 --workers 8 "
+                             "--delay 'exp:mean=10ms;w0=x8' --clock virtual --iterations 300 "
+                             "--eval-every 1000s --no-progress --force --out " +
+                             out.string() + " " + words + plugin("capped_k_async"));
+    INFO(words << ": " << r.output);
+    REQUIRE(r.exit_code == 0);
+    for (const double st : csv_column(out / "gradients.csv", "staleness")) CHECK(st <= 1);
+  }
   // Its option out of range, or given to another rule: one line, exit 2.
   const auto bad = run_shell(kCli + " " + capped_run("--cap -1 --out " + (dir / "bad").string()));
   CHECK(bad.exit_code == 2);
