@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "config/option_table.hpp"
+#include "config/plugins.hpp"
 #include "experiment/setting.hpp"
 #include "python/bindings.hpp"
 #include "util/did_you_mean.hpp"
@@ -51,6 +52,12 @@ std::string python_value(const std::string& text) {
 TrainerOptions options_from_settings(const Settings& settings, const std::string& call,
                                      const std::vector<std::string>& call_keys) {
   TrainerOptions o;
+  // plugin= first, as the CLI loads --plugin first: its rules, their options (keys), models and
+  // delay families are then known to the keys that name them.
+  for (const auto& [key, text] : settings) {
+    if (key != "plugin") continue;
+    if (auto s = load_plugins(text); !s) throw OptionError(s.error().message);
+  }
   std::vector<std::string> given;
   for (std::size_t i = 0; i < settings.size(); ++i) {
     const auto& [key, text] = settings[i];
