@@ -23,7 +23,7 @@
 namespace stalesgd::cli {
 
 namespace {
-// A worker rank's last failure, unsaid: rank 0 says the ones every rank shares (end_failed_job).
+// A worker rank's last failure, unsaid: rank 0 says the ones every rank shares (end_failed_worker).
 std::string g_unsaid;
 }  // namespace
 
@@ -68,15 +68,14 @@ int rank_of_a_job() {
   return std::atoi(rank);
 }
 
-// An MPI job that failed, on each rank: rank 0 has said why, and MPI_Abort ends every rank
-// wherever it waits (a failure rank 0 met alone leaves the others in a collective, which a
-// finalize would wait for forever). A worker rank waits for that abort; one that failed alone
-// (say, a file missing on its host) then names itself and ends the job, the lowest such rank
-// first, so that it alone speaks.
-[[noreturn]] void end_failed_job(int status) {
+// A worker rank of an MPI job that failed. Rank 0, failing too, says why and ends every rank
+// by MPI_Abort (mpi::finalize), wherever it waits: a finalize here would wait for ever for a
+// rank 0 that failed alone. So this rank waits for that abort; one that failed alone (say, a
+// file missing on its host) then names itself and ends the job, the lowest such rank first, so
+// that it alone speaks.
+[[noreturn]] void end_failed_worker(int status) {
   std::fflush(stdout);
   std::fflush(stderr);
-  if (mpi::reports()) mpi::abort(status);
   std::this_thread::sleep_for(std::chrono::seconds(9 + std::min(mpi::rank(), 11)));
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -114,7 +113,7 @@ int main(int argc, char** argv) {
       }
     }
     const int status = stalesgd::cli::run_cli(argc, argv);
-    if (status != 0 && stalesgd::mpi::active()) stalesgd::cli::end_failed_job(status);
+    if (status != 0 && !stalesgd::mpi::reports()) stalesgd::cli::end_failed_worker(status);
     return stalesgd::mpi::finalize(status);
   } catch (const std::bad_alloc&) {
     // Memory ran out where no command caught it (a run's own failures are caught and written

@@ -143,6 +143,15 @@ int finalize(int status) {
     MPI_Abort(MPI_COMM_WORLD, status);
     std::_Exit(status);
   }
+  // A failed run or start-up: rank 0 has said why, and ends every rank wherever it waits, as
+  // MPI_Finalize could not (after a failure rank 0 met alone, the others wait for it in the
+  // start-up agreement). A worker rank that failed waits for this (tools/cli/main.cpp).
+  if (status != 0 && g_rank == 0) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, status);
+    std::_Exit(status);
+  }
   // MPI_Finalize synchronises the ranks and spins while it waits: the worker ranks arrive long
   // before rank 0, which still evaluates and writes its records, and two spinning ranks on two
   // cores starved it (past mpirun's grace after a SIGTERM). Meet in a barrier that sleeps first.

@@ -31,7 +31,8 @@ Status init(int* argc, char*** argv);
 // The end of main: MPI_Finalize when init() succeeded and returns `status`. After
 // end_without_finalize() it does not (MPI_Finalize waits for every rank): the job is ended with
 // MPI_Abort and `status`, after waiting up to a few seconds for mpirun to end it first when a
-// host may be cut off (docs/distributed.md, "Faults").
+// host may be cut off (docs/distributed.md, "Faults"). Nor when rank 0 ends with a non-zero
+// `status`: it has said why, and MPI_Abort ends every rank wherever it waits.
 int finalize(int status);
 // Some rank did not answer the end of the run: the job must end without it. `host_cut_off`:
 // every rank of some host is silent, so mpirun may be about to declare that host lost (its own
