@@ -2,7 +2,7 @@
 # `pip install .` as a Python user installs stalesgd (docs/python.md, "Installing"): a fresh
 # venv with --system-site-packages, no network (--no-index, --no-build-isolation: Debian's
 # setuptools, wheel and pybind11), then a race from the installed package, from outside the
-# repository. It installs from a copy of the sources; with BUILD (the suite's own build tree)
+# repository (with BUILD, one of its runs a plug-in's rule). It installs from a copy of the sources; with BUILD (the suite's own build tree)
 # pip builds the module there (STALESGD_BUILD_DIR: nothing is left to compile), else in
 # build-pip/ of the copy, a second build of the library (about 8 minutes on 2 cores).
 # usage: tests/python/pip_install_test.sh REPO [BUILD]
@@ -28,18 +28,25 @@ start=$(date +%s)
 [ ! -e "$tmp/src/python/stalesgd.egg-info" ] || fail "pip install wrote python/stalesgd.egg-info"
 built=$(($(date +%s) - start))
 cd "$tmp"
-"$tmp/venv/bin/python" - "$repo/data" <<'PY' || fail "the installed package's race failed"
+# With BUILD, also a rule plug-in the suite built (examples/custom_rule) in a run of its rule:
+# the installed module's registries are the ones a plug-in registers into.
+plugin=
+[ -z "$build_dir" ] || plugin=$build_dir/test-plugins/libcapped_k_async.so
+[ -z "$plugin" ] || [ -f "$plugin" ] || fail "$plugin is missing: build the suite first"
+"$tmp/venv/bin/python" - "$repo/data" "$plugin" <<'PY' || fail "the installed package's race failed"
 import sys
 
 import stalesgd
 
 assert stalesgd.__file__.startswith(sys.prefix), f"stalesgd from {stalesgd.__file__}, not the venv"
+runs = [{"label": "sync", "rule": "sync"}, {"label": "k-async K=2", "rule": "k-async", "k": 2}]
+if sys.argv[2]:
+    runs.append({"label": "capped", "rule": "capped-k-async", "k": 2, "cap": 0,
+                 "plugin": sys.argv[2]})
 race = stalesgd.race({"model": "softmax", "workers": 4, "delay": "exp:mean=10ms",
-                      "clock": "virtual", "time": "0.5s", "data_dir": sys.argv[1],
-                      "run": [{"label": "sync", "rule": "sync"},
-                              {"label": "k-async K=2", "rule": "k-async", "k": 2}]})
-assert list(race.results["rule"]) == ["sync", "k-async"], race.results
+                      "clock": "virtual", "time": "0.5s", "data_dir": sys.argv[1], "run": runs})
+assert list(race.results["rule"]) == [r["rule"] for r in runs], race.results
 assert (race.results["iterations"] > 10).all(), race.results
 print(race.results[["label", "iterations", "final_test_error"]].to_string(index=False))
 PY
-echo "pip_install_test: ok (pip install . in ${built} s, then a race from the venv)"
+echo "pip_install_test: ok (pip install . in ${built} s, then a race from the venv${plugin:+, with a plug-in rule})"
