@@ -70,8 +70,9 @@ TrainerOptions options_from_settings(const Settings& settings, const std::string
     // sequential, no_progress), spelt with '_' as keys are.
     std::string flag = key;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    const OptionDecl* own = experiment_option(key) == nullptr ? find_option(flag) : nullptr;
-    if (own == nullptr && experiment_option(key) == nullptr) {
+    const OptionDecl* entry = experiment_option(key);
+    const OptionDecl* own = entry == nullptr ? find_option(flag) : nullptr;
+    if (own == nullptr && entry == nullptr) {
       unknown_keyword(call, key, text, call_keys);
     }
     if (std::find(given.begin(), given.end(), key) != given.end()) {

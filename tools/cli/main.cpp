@@ -74,8 +74,6 @@ int rank_of_a_job() {
 // file missing on its host) then names itself and ends the job, the lowest such rank first, so
 // that it alone speaks.
 [[noreturn]] void end_failed_worker(int status) {
-  std::fflush(stdout);
-  std::fflush(stderr);
   std::this_thread::sleep_for(std::chrono::seconds(9 + std::min(mpi::rank(), 11)));
   char host[256] = {};
   gethostname(host, sizeof host - 1);

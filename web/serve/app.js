@@ -88,9 +88,11 @@
 
   // Run and race as one name: two races may each have an "async".
   const fullLabel = o => (o.race ? `${o.race} / ${o.label}` : o.label);
-  // A run that ended before its first update never started, whatever ended it (a missing one,
-  // with no folder, says so itself).
-  const neverStarted = o => o.started === false && !['pending', 'running', 'missing'].includes(o.status);
+  // A run with no folder: still to come (pending) or never to come (missing); nothing to draw.
+  const folderless = o => ['pending', 'missing'].includes(o.status);
+  // A run that ended before its first update never started, whatever ended it (a missing one
+  // says so itself).
+  const neverStarted = o => o.started === false && o.status !== 'running' && !folderless(o);
 
   function row(run, showRace) {
     const o = run.overview, st = o.staleness || {};
@@ -181,7 +183,7 @@
     const table = document.getElementById('table-box');
     document.body.dataset.tableOverflow = String(table.scrollWidth > table.clientWidth + 1);
     if (!window.StaleCharts.available()) return;
-    const drawable = shown.filter(r => !['pending', 'missing'].includes(r.overview.status) && !view.hidden.has(r.id));
+    const drawable = shown.filter(r => !folderless(r.overview) && !view.hidden.has(r.id));
     window.StaleCharts.draw(drawable, groups, view);
   }
 
@@ -203,7 +205,7 @@
         Object.assign(run, { overview: o, label: fullLabel(o), group: o.group, inBand: size > 1,
           color: window.StaleView.color(groupIndex.get(o.group) || 0) });
         const seen = JSON.stringify([o.rows, o.status]);
-        if (!['pending', 'missing'].includes(o.status) && seen !== run.pulled) {
+        if (!folderless(o) && seen !== run.pulled) {
           // One run's files going (deleted, replaced) while the page is open is that run's
           // problem, said on its row; the others go on.
           try {

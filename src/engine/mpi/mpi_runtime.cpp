@@ -124,6 +124,14 @@ Status init(int* argc, char*** argv) {
   return {};
 }
 
+void abort(int exit_code) {
+  // What this process printed goes out first: _Exit flushes nothing.
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (g_active) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);
+}
+
 int finalize(int status) {
   if (!g_active) return status;
   if (g_abandoned) {
@@ -140,18 +148,12 @@ int finalize(int status) {
     }
     // mpirun is ending the job already (its SIGTERM reached this rank): leave at once.
     if (interrupted()) std::_Exit(status);
-    MPI_Abort(MPI_COMM_WORLD, status);
-    std::_Exit(status);
+    abort(status);
   }
   // A failed run or start-up: rank 0 has said why, and ends every rank wherever it waits, as
   // MPI_Finalize could not (after a failure rank 0 met alone, the others wait for it in the
   // start-up agreement). A worker rank that failed waits for this (tools/cli/main.cpp).
-  if (status != 0 && g_rank == 0) {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, status);
-    std::_Exit(status);
-  }
+  if (status != 0 && g_rank == 0) abort(status);
   // MPI_Finalize synchronises the ranks and spins while it waits: the worker ranks arrive long
   // before rank 0, which still evaluates and writes its records, and two spinning ranks on two
   // cores starved it (past mpirun's grace after a SIGTERM). Meet in a barrier that sleeps first.
@@ -169,11 +171,6 @@ void end_without_finalize(bool host_cut_off, const std::atomic<bool>* interrupt)
   g_abandoned = true;
   g_host_cut_off = host_cut_off;
   g_interrupt = interrupt;
-}
-
-void abort(int exit_code) {
-  if (g_active) MPI_Abort(MPI_COMM_WORLD, exit_code);
-  std::_Exit(exit_code);
 }
 
 bool active() {

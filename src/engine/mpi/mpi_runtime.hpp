@@ -39,7 +39,8 @@ int finalize(int status);
 // keepalive) and end the job itself; an abort meanwhile would wait for the lost host.
 // `interrupt`: the run's signal flag (mpirun's SIGTERM), read by finalize(); may be null.
 void end_without_finalize(bool host_cut_off, const std::atomic<bool>* interrupt);
-// Ends every rank of the job at once: for failures that the other ranks cannot learn of.
+// Ends every rank of the job at once, this process's output flushed first: for failures that
+// the other ranks cannot learn of, and a failed job's end (finalize).
 [[noreturn]] void abort(int exit_code);
 
 bool active();  // init() succeeded and finalize() has not run
